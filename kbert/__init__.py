@@ -1,0 +1,14 @@
+"""kbert: BERT as a TensorFlow/Keras 3 model package, from pretraining to the phone."""
+
+import os as _os
+
+# TF's oneDNN kernels are off by default on some CPUs (AMD); they run BERT 1.75x faster there.
+_os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
+from kbert.config import BertConfig, PRESETS  # noqa: E402
+from kbert.convert.checkpoints import CheckpointError, load_pretrained, save_pretrained  # noqa: E402
+from kbert.convert.keras_hub_backbone import from_keras_hub, to_keras_hub  # noqa: E402
+from kbert.layers.bert_embeddings import BertEmbeddings  # noqa: E402
+from kbert.models.bert_encoder import BertEncoder  # noqa: E402
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The `kbert` command line: one thin module per subcommand."""

@@ -1,0 +1,56 @@
+"""`kbert`: the command-line entry point.
+
+Each subcommand lives in its own module under `kbert/cli/`, with `add_arguments(parser)` and
+`run(args) -> int`. Modules are imported only when their command runs, so `kbert --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("kbert.cli.demo", "Fine-tune, evaluate and export a classifier on built-in data, offline."),
+    "vocab": ("kbert.cli.vocab", "Learn a WordPiece vocabulary from text files."),
+    "create-pretraining-data": (
+        "kbert.cli.create_pretraining_data",
+        "Turn a text corpus into masked-LM + NSP/SOP TFRecords.",
+    ),
+    "pretrain": ("kbert.cli.pretrain", "Pretrain BERT with masked LM and NSP/SOP."),
+    "finetune": ("kbert.cli.finetune", "Fine-tune on classification, tagging or QA."),
+    "evaluate": ("kbert.cli.evaluate", "Evaluate a fine-tuned model directory on a dataset."),
+    "export": ("kbert.cli.export", "Export a strings-in SavedModel (and TFLite)."),
+    "predict": ("kbert.cli.predict", "Run an exported SavedModel or .tflite on texts."),
+    "convert": ("kbert.cli.convert", "Convert a checkpoint (HF, Google TF1, kbert) to kbert or HF layout."),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kbert", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(_module=module_name)
+        # Arguments are added lazily in main(), once the command is known.
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not argv or argv[0] not in COMMANDS:
+        args = parser.parse_args(argv)  # prints help or the error for an unknown command
+        parser.print_help()
+        return 2
+    module_name, help_text = COMMANDS[argv[0]]
+    module = importlib.import_module(module_name)
+    sub = argparse.ArgumentParser(prog=f"kbert {argv[0]}", description=help_text)
+    module.add_arguments(sub)
+    args = sub.parse_args(argv[1:])
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

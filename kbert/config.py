@@ -1,0 +1,113 @@
+"""BERT configurations: presets, and JSON in Google's and Hugging Face's field names.
+
+One name per concept: the field names below are Google's `bert_config.json` names, and the same names are
+the `BertEncoder` constructor arguments and the CLI flags. Hugging Face's `config.json` uses the same names
+for every field kbert needs, so one reader handles both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+# Hidden sizes and depths from Google's BERT release (Turc et al. 2019 for the small models).
+# Heads are hidden / 64; the intermediate (feed-forward) size is 4 x hidden.
+PRESETS: dict[str, tuple[int, int]] = {
+    "tiny": (2, 128),
+    "mini": (4, 256),
+    "small": (4, 512),
+    "medium": (8, 512),
+    "base": (12, 768),
+    "large": (24, 1024),
+}
+
+
+@dataclasses.dataclass
+class BertConfig:
+    """The shape of a BERT encoder.
+
+    Args:
+        vocab_size: int. Number of WordPiece tokens.
+        hidden_size: int. Width H of every token vector.
+        num_hidden_layers: int. Number L of transformer blocks.
+        num_attention_heads: int. Heads A; `hidden_size` must divide by it.
+        intermediate_size: int. Width of the feed-forward layer (4H in BERT).
+        hidden_act: str. Feed-forward activation; "gelu" is the exact (erf) GELU.
+        hidden_dropout_prob: float. Dropout on embeddings and on each sublayer's output.
+        attention_probs_dropout_prob: float. Dropout on the attention probabilities.
+        max_position_embeddings: int. Longest input the learned position table holds.
+        type_vocab_size: int. Number of segments (2: sentence A and sentence B).
+        initializer_range: float. Standard deviation of the truncated-normal initializer.
+        layer_norm_eps: float. LayerNorm epsilon (1e-12 in BERT).
+    """
+
+    vocab_size: int = 30522
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    initializer_range: float = 0.02
+    layer_norm_eps: float = 1e-12
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size {self.hidden_size} is not divisible by "
+                f"num_attention_heads {self.num_attention_heads}"
+            )
+        if self.hidden_act not in ("gelu", "gelu_approximate", "relu", "tanh"):
+            raise ValueError(f"Unsupported hidden_act {self.hidden_act!r}")
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> "BertConfig":
+        """The config of a named preset (`tiny`, `mini`, `small`, `medium`, `base`, `large`)."""
+        if name not in PRESETS:
+            raise ValueError(f"Unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+        layers, hidden = PRESETS[name]
+        fields = dict(
+            num_hidden_layers=layers,
+            hidden_size=hidden,
+            num_attention_heads=hidden // 64,
+            intermediate_size=4 * hidden,
+        )
+        fields.update(overrides)
+        return cls(**fields)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "BertConfig":
+        """Reads Google's `bert_config.json` or HF's `config.json` fields; other fields are ignored."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        fields = {k: v for k, v in data.items() if k in known}
+        # HF calls the exact GELU "gelu" too; "gelu_new"/"gelu_pytorch_tanh" are the tanh approximation.
+        if fields.get("hidden_act") in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"):
+            fields["hidden_act"] = "gelu_approximate"
+        if "layer_norm_eps" not in data:
+            fields["layer_norm_eps"] = 1e-12  # Google's configs do not store it.
+        missing = {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads"} - set(fields)
+        if missing:
+            raise ValueError(f"BERT config lacks required fields {sorted(missing)}")
+        return cls(**fields)
+
+    @classmethod
+    def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
+        with open(path, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path} is not valid JSON: {e}") from e
+        return cls.from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json_file(self, path: str | os.PathLike, **extra: Any) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({**self.to_dict(), **extra}, f, indent=2, sort_keys=True)
+            f.write("\n")

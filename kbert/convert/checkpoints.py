@@ -1,0 +1,257 @@
+"""Reading and writing BERT checkpoints: Hugging Face, Google's original TF1, and kbert's own.
+
+A checkpoint directory is read into (BertConfig, {google_name: array}); the encoder is then filled from
+that dict, every tensor accounted for. Formats are told apart by their config file:
+
+    kbert_config.json + kbert_weights.safetensors        kbert (Google's tensor names, safetensors)
+    bert_config.json  + bert_model.ckpt.{index,data-*}   Google's original release
+    config.json       + model.safetensors                Hugging Face (or pytorch_model.bin)
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pathlib
+import shutil
+import zipfile
+
+import numpy as np
+import safetensors.numpy
+
+from kbert.config import BertConfig
+from kbert.convert import names
+from kbert.models.bert_encoder import BertEncoder
+
+KBERT_CONFIG = "kbert_config.json"
+KBERT_WEIGHTS = "kbert_weights.safetensors"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that does not fit the model: a missing, extra, mis-shaped or unreadable tensor."""
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """Returns "kbert", "google" or "hf" for a checkpoint directory."""
+    path = pathlib.Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"Checkpoint directory not found: {path}")
+    if (path / KBERT_CONFIG).is_file():
+        return "kbert"
+    if (path / "bert_config.json").is_file():
+        return "google"
+    if (path / "config.json").is_file():
+        return "hf"
+    raise CheckpointError(
+        f"{path} holds no BERT config: expected {KBERT_CONFIG} (kbert), bert_config.json (Google) "
+        "or config.json (Hugging Face)"
+    )
+
+
+def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.ndarray]]:
+    """Reads any supported checkpoint directory into its config and `{google_name: array}`."""
+    path = pathlib.Path(path)
+    fmt = detect_format(path)
+    if fmt == "kbert":
+        return BertConfig.from_json_file(path / KBERT_CONFIG), _read_safetensors(path / KBERT_WEIGHTS)
+    if fmt == "google":
+        return BertConfig.from_json_file(path / "bert_config.json"), _read_google(path)
+    return BertConfig.from_json_file(path / "config.json"), _read_hf(path)
+
+
+def _read_safetensors(file: pathlib.Path) -> dict[str, np.ndarray]:
+    if not file.is_file():
+        raise FileNotFoundError(f"Weights file not found: {file}")
+    try:
+        return dict(safetensors.numpy.load_file(str(file)))
+    except Exception as e:  # safetensors raises its own error types for truncated or garbled files
+        raise CheckpointError(f"Cannot read {file}: {e}") from e
+
+
+def _read_google(path: pathlib.Path) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+
+    indexes = sorted(glob.glob(str(path / "*.ckpt*.index")))
+    if not indexes:
+        raise FileNotFoundError(f"No TF checkpoint (*.ckpt.index) in {path}")
+    prefix = indexes[-1].removesuffix(".index")
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        shapes = reader.get_variable_to_shape_map()
+        return {
+            name: reader.get_tensor(name)
+            for name in shapes
+            if not names.is_training_state(name)
+        }
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError(f"Cannot read TF checkpoint {prefix}: {e}") from e
+
+
+def _read_hf(path: pathlib.Path) -> dict[str, np.ndarray]:
+    files = sorted(path.glob("model*.safetensors"))
+    if files:
+        raw = {}
+        for file in files:  # sharded checkpoints: model-00001-of-0000N.safetensors
+            raw.update(_read_safetensors(file))
+    elif (path / "pytorch_model.bin").is_file():
+        raw = _read_torch_bin(path / "pytorch_model.bin")
+    else:
+        raise FileNotFoundError(f"No model.safetensors or pytorch_model.bin in {path}")
+    tensors = {}
+    for hf_name, array in raw.items():
+        mapped = names.hf_to_google(hf_name)
+        if mapped is None:
+            continue
+        name, transpose = mapped
+        if name in tensors:
+            raise CheckpointError(f"{path}: tensor {hf_name} maps onto {name} twice")
+        tensors[name] = np.ascontiguousarray(array.T) if transpose else array
+    return tensors
+
+
+def _read_torch_bin(file: pathlib.Path) -> dict[str, np.ndarray]:
+    """Reads pytorch_model.bin with torch's `weights_only` loader, which refuses to run pickled code."""
+    try:
+        import torch
+    except ImportError:
+        raise CheckpointError(
+            f"{file} is a pickled PyTorch file. kbert reads it only through torch.load(weights_only=True), "
+            "which needs torch installed; or convert it to model.safetensors."
+        ) from None
+    if not zipfile.is_zipfile(file):
+        raise CheckpointError(f"{file} is not a PyTorch zip archive (legacy or corrupt file)")
+    try:
+        state = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise CheckpointError(f"Refusing or unable to load {file} safely: {e}") from e
+    return {k: v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy() for k, v in state.items()}
+
+
+def assign_encoder_weights(encoder: BertEncoder, tensors: dict[str, np.ndarray], source: str = "") -> None:
+    """Fills every encoder weight from `tensors`, checking names and shapes.
+
+    Raises:
+        CheckpointError naming each missing, extra or mis-shaped tensor. Pretraining-head tensors
+        (`cls/...`) are allowed to remain; `kbert.BertPretrainer` reads them.
+    """
+    variables = names.encoder_variables(encoder)
+    missing = sorted(set(variables) - set(tensors))
+    extra = sorted(n for n in set(tensors) - set(variables) if not n.startswith(names.HEAD_PREFIXES))
+    problems = []
+    if missing:
+        problems.append(f"missing tensors {missing}")
+    if extra:
+        problems.append(f"unexpected tensors {extra}")
+    for name, (variable, google_shape) in variables.items():
+        if name in tensors and tuple(tensors[name].shape) != google_shape:
+            problems.append(f"{name} has shape {tuple(tensors[name].shape)}, the model expects {google_shape}")
+    if problems:
+        raise CheckpointError(f"Checkpoint {source} does not fit the encoder: " + "; ".join(problems))
+    for name, (variable, _) in variables.items():
+        array = tensors[name].astype(variable.dtype if variable.dtype != "bfloat16" else "float32")
+        variable.assign(np.reshape(array, variable.shape))
+
+
+def encoder_tensors(encoder: BertEncoder) -> dict[str, np.ndarray]:
+    """The encoder's weights as `{google_name: array}` in Google's layout."""
+    return {
+        name: np.reshape(np.asarray(variable.numpy(), dtype=np.float32), shape)
+        for name, (variable, shape) in names.encoder_variables(encoder).items()
+    }
+
+
+def load_pretrained(path: str | os.PathLike, **overrides) -> BertEncoder:
+    """Builds a `BertEncoder` from a Hugging Face, Google or kbert checkpoint directory.
+
+    Args:
+        path: the checkpoint directory.
+        **overrides: config fields to change, e.g. `hidden_dropout_prob=0.0` or `dtype="mixed_bfloat16"`.
+    """
+    config, tensors = read_checkpoint(path)
+    dtype = overrides.pop("dtype", None)
+    fields = {**config.to_dict(), **overrides}
+    encoder = BertEncoder(**fields, dtype=dtype)
+    assign_encoder_weights(encoder, tensors, source=str(path))
+    return encoder
+
+
+def read_pretraining_heads(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """The `cls/predictions/*` and `cls/seq_relationship/*` tensors of a checkpoint (may be empty)."""
+    _, tensors = read_checkpoint(path)
+    return {k: v for k, v in tensors.items() if k.startswith(names.HEAD_PREFIXES)}
+
+
+def save_pretrained(
+    encoder: BertEncoder,
+    directory: str | os.PathLike,
+    format: str = "kbert",
+    vocabulary=None,
+    head_tensors: dict[str, np.ndarray] | None = None,
+    lowercase: bool | None = None,
+) -> pathlib.Path:
+    """Writes an encoder (and optional pretraining heads) in kbert's or Hugging Face's layout."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = {**encoder_tensors(encoder), **(head_tensors or {})}
+    config = encoder.bert_config
+    if format == "kbert":
+        safetensors.numpy.save_file(tensors, str(directory / KBERT_WEIGHTS))
+        config.to_json_file(directory / KBERT_CONFIG)
+    elif format == "hf":
+        prefix = "bert." if head_tensors else ""
+        hf = {}
+        for name, array in tensors.items():
+            hf_name, transpose = names.google_to_hf(name)
+            if not hf_name.startswith("cls."):
+                hf_name = prefix + hf_name
+            hf[hf_name] = np.ascontiguousarray(array.T if transpose else array)
+        safetensors.numpy.save_file(hf, str(directory / "model.safetensors"), metadata={"format": "pt"})
+        architecture = "BertForPreTraining" if head_tensors else "BertModel"
+        config.to_json_file(directory / "config.json", model_type="bert", architectures=[architecture])
+    else:
+        raise ValueError(f"Unknown format {format!r}; use 'kbert' or 'hf'")
+    _write_vocabulary(directory, vocabulary, lowercase)
+    return directory
+
+
+def _write_vocabulary(directory: pathlib.Path, vocabulary, lowercase: bool | None) -> None:
+    if vocabulary is None:
+        return
+    if isinstance(vocabulary, (str, os.PathLike)):
+        shutil.copyfile(vocabulary, directory / "vocab.txt")
+    else:
+        if hasattr(vocabulary, "vocabulary"):  # a kbert BertTokenizer
+            lowercase = vocabulary.lowercase if lowercase is None else lowercase
+            vocabulary = vocabulary.vocabulary
+        (directory / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    if lowercase is not None:
+        with open(directory / "tokenizer_config.json", "w", encoding="utf-8") as f:
+            json.dump({"do_lower_case": bool(lowercase)}, f)
+
+
+def write_google_checkpoint(
+    tensors: dict[str, np.ndarray], config: BertConfig, directory: str | os.PathLike, vocabulary=None
+) -> pathlib.Path:
+    """Writes `{google_name: array}` as Google's release does: bert_config.json + bert_model.ckpt.*.
+
+    The checkpoint is a TF1 name-based one (tf.compat.v1 Saver), readable by `tf.train.load_checkpoint`
+    and by Google's original `run_classifier.py`.
+    """
+    import tensorflow as tf
+
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    with tf.Graph().as_default():
+        variables = [tf.compat.v1.Variable(array, name=name) for name, array in tensors.items()]
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            saver.save(session, str(directory / "bert_model.ckpt"), write_meta_graph=False)
+    fields = config.to_dict()
+    if fields["layer_norm_eps"] == 1e-12:
+        fields.pop("layer_norm_eps")  # Google's configs have no such field: BERT always uses 1e-12
+    with open(directory / "bert_config.json", "w", encoding="utf-8") as f:
+        json.dump(fields, f, indent=2)
+    _write_vocabulary(directory, vocabulary, None)
+    return directory

@@ -1,0 +1,189 @@
+"""The BERT encoder: embeddings, a stack of post-LN transformer blocks, and the [CLS] pooler."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import keras
+import keras_hub
+
+from kbert.config import BertConfig
+from kbert.layers.bert_embeddings import BertEmbeddings
+
+# BERT's GELU is the exact, erf-based one. `keras.activations.gelu` defaults to it
+# (approximate=False), while `keras.ops.gelu` and keras-hub's BertBackbone use the tanh approximation,
+# which is 4e-3 away from reference BERT outputs.
+ACTIVATIONS = {"gelu": "gelu", "gelu_approximate": "gelu_approximate", "relu": "relu", "tanh": "tanh"}
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class BertEncoder(keras.Model):
+    """BERT (Devlin et al. 2018): a bidirectional transformer encoder over WordPiece tokens.
+
+    token_ids, segment_ids -> BertEmbeddings (token + position + segment, LayerNorm, dropout)
+      -> num_hidden_layers x TransformerEncoder block, post-LN:
+           x = LayerNorm(x + Dropout(SelfAttention(x)))
+           x = LayerNorm(x + Dropout(Dense_H(GELU(Dense_4H(x)))))
+      -> sequence_output (batch, seq, hidden)
+      -> pooled_output = tanh(Dense(sequence_output[:, 0]))   # the [CLS] vector, for sentence tasks
+
+    The transformer block is keras-hub's `TransformerEncoder` with `normalize_first=False` (post-LN),
+    which is exactly BERT's block. Constructor arguments are Google's `bert_config.json` field names.
+
+    Args:
+        vocab_size: int. Number of WordPiece tokens.
+        hidden_size: int. Width H.
+        num_hidden_layers: int. Number of transformer blocks L.
+        num_attention_heads: int. Attention heads A.
+        intermediate_size: int. Feed-forward width (4H in BERT).
+        hidden_act: str. "gelu" (exact, as BERT), "gelu_approximate", "relu" or "tanh".
+        hidden_dropout_prob: float. Dropout on embeddings and sublayer outputs.
+        attention_probs_dropout_prob: float. Dropout on attention probabilities. keras-hub's block has
+            one dropout rate for both, so this must equal `hidden_dropout_prob` (it does in every
+            released BERT); a different value is replaced by `hidden_dropout_prob` with a warning.
+        max_position_embeddings: int. Longest input.
+        type_vocab_size: int. Number of segments.
+        initializer_range: float. Truncated-normal standard deviation.
+        layer_norm_eps: float. LayerNorm epsilon.
+        dtype: a Keras dtype policy name, e.g. "mixed_bfloat16".
+
+    Call arguments:
+        inputs: dict of int tensors (batch, seq): `token_ids`, `segment_ids`, `padding_mask` (1 for real
+            tokens, 0 for padding).
+
+    Returns:
+        dict with `sequence_output` (batch, seq, hidden) and `pooled_output` (batch, hidden).
+
+    Example:
+    >>> encoder = BertEncoder.from_preset("tiny", vocab_size=100)
+    >>> ids = keras.ops.ones((2, 8), "int32")
+    >>> out = encoder({"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": ids})
+    >>> out["sequence_output"].shape, out["pooled_output"].shape
+    (TensorShape([2, 8, 128]), TensorShape([2, 128]))
+    """
+
+    def __init__(
+        self,
+        vocab_size: int = 30522,
+        hidden_size: int = 768,
+        num_hidden_layers: int = 12,
+        num_attention_heads: int = 12,
+        intermediate_size: int = 3072,
+        hidden_act: str = "gelu",
+        hidden_dropout_prob: float = 0.1,
+        attention_probs_dropout_prob: float = 0.1,
+        max_position_embeddings: int = 512,
+        type_vocab_size: int = 2,
+        initializer_range: float = 0.02,
+        layer_norm_eps: float = 1e-12,
+        dtype=None,
+        **kwargs,
+    ):
+        config = BertConfig(
+            vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
+            num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
+            hidden_act=hidden_act, hidden_dropout_prob=hidden_dropout_prob,
+            attention_probs_dropout_prob=attention_probs_dropout_prob,
+            max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
+            initializer_range=initializer_range, layer_norm_eps=layer_norm_eps,
+        )
+        if attention_probs_dropout_prob != hidden_dropout_prob:
+            warnings.warn(
+                f"attention_probs_dropout_prob={attention_probs_dropout_prob} differs from "
+                f"hidden_dropout_prob={hidden_dropout_prob}; both use {hidden_dropout_prob}."
+            )
+
+        def initializer():
+            return keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+        # === Layers ===
+        self.embeddings = BertEmbeddings(
+            vocab_size=vocab_size, hidden_size=hidden_size,
+            max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
+            layer_norm_eps=layer_norm_eps, dropout=hidden_dropout_prob,
+            initializer_range=initializer_range, dtype=dtype, name="embeddings",
+        )
+        self.transformer_layers = [
+            keras_hub.layers.TransformerEncoder(
+                intermediate_dim=intermediate_size, num_heads=num_attention_heads,
+                dropout=hidden_dropout_prob, activation=ACTIVATIONS[hidden_act],
+                layer_norm_epsilon=layer_norm_eps, kernel_initializer=initializer(),
+                normalize_first=False, dtype=dtype, name=f"transformer_layer_{i}",
+            )
+            for i in range(num_hidden_layers)
+        ]
+        self.pooler = keras.layers.Dense(
+            hidden_size, activation="tanh", kernel_initializer=initializer(), dtype=dtype, name="pooler"
+        )
+
+        # === Functional model ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
+        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
+        x = self.embeddings(token_ids, segment_ids)
+        for block in self.transformer_layers:
+            x = block(x, padding_mask=padding_mask)
+        pooled = self.pooler(x[:, 0, :])
+        super().__init__(
+            inputs={"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
+            outputs={"sequence_output": x, "pooled_output": pooled},
+            dtype=dtype,
+            **kwargs,
+        )
+        self.bert_config = config
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> "BertEncoder":
+        """A randomly initialised encoder of a named size: tiny, mini, small, medium, base, large."""
+        dtype = overrides.pop("dtype", None)
+        return cls(**BertConfig.from_preset(name, **overrides).to_dict(), dtype=dtype)
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            **self.bert_config.to_dict(),
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+        }
+
+    def probe(self, inputs: dict, training: bool = False) -> dict:
+        """Runs the encoder and also returns what happens inside, for probing and visualisation.
+
+        Returns:
+            dict with `sequence_output`, `pooled_output`, `hidden_states` (a list of num_hidden_layers + 1
+            tensors (batch, seq, hidden): the embeddings, then each block's output) and
+            `attention_probs` (a list of num_hidden_layers tensors (batch, heads, query, key)).
+        """
+        padding_mask = keras.ops.cast(inputs["padding_mask"], "int32")
+        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"], training=training)
+        hidden_states, attention_probs = [x], []
+        for block in self.transformer_layers:
+            x, probs = block(x, padding_mask=padding_mask, training=training, return_attention_scores=True)
+            hidden_states.append(x)
+            attention_probs.append(probs)
+        return {
+            "sequence_output": x,
+            "pooled_output": self.pooler(x[:, 0, :]),
+            "hidden_states": hidden_states,
+            "attention_probs": attention_probs,
+        }
+
+    def save_pretrained(self, directory: str | os.PathLike, format: str = "kbert", vocabulary=None) -> None:
+        """Writes config and weights that `kbert.load_pretrained` reads back.
+
+        Args:
+            directory: str. Created if missing.
+            format: "kbert" (kbert_config.json + kbert_weights.safetensors, Google's tensor names) or
+                "hf" (Hugging Face's config.json + model.safetensors, readable by `transformers`).
+            vocabulary: optional list of tokens, or a `BertTokenizer`, written as vocab.txt.
+        """
+        # Imported here: checkpoint formats sit a tier above the models (see kbert/convert/).
+        from kbert.convert.checkpoints import save_pretrained
+
+        save_pretrained(self, directory, format=format, vocabulary=vocabulary)
