@@ -1,0 +1,72 @@
+"""What every fine-tuning model shares: an encoder, a fresh head, and `compile()` defaults that work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from kbert.models.bert_encoder import BertEncoder
+
+
+class BertTask(keras.Model):
+    """Base of the task models: holds the encoder, its feature-based switch and the default optimizer.
+
+    Subclasses build their head and call `_build_task(encoder, outputs_fn)`.
+
+    Args (shared by every task model):
+        encoder: a `kbert.BertEncoder`, usually from `kbert.load_pretrained`.
+        dropout: float. Dropout before the head (0.1, as in BERT's fine-tuning).
+        feature_based: bool. Freeze the encoder and train only the head on its features (the ELMo-style
+            alternative the BERT paper compares with fine-tuning).
+    """
+
+    # Fine-tuning defaults from BERT's appendix A.3 (lr in {5e-5, 3e-5, 2e-5}); a head-only model learns
+    # faster, so feature-based training uses a larger rate.
+    default_learning_rate = 5e-5
+
+    def _build_task(self, encoder: BertEncoder, dropout: float, feature_based: bool, head_fn, **kwargs):
+        self.encoder = encoder
+        self.dropout = dropout
+        self.feature_based = feature_based
+        if feature_based:
+            encoder.trainable = False
+        inputs = dict(encoder.input)
+        # A frozen encoder also runs in inference mode (no dropout) when it only supplies features.
+        encoded = encoder(inputs, training=False) if feature_based else encoder(inputs)
+        outputs = head_fn(inputs, encoded)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+    def default_optimizer(self) -> keras.optimizers.Optimizer:
+        """AdamW, weight decay 0.01 except on LayerNorm and biases, gradients clipped at norm 1."""
+        learning_rate = 1e-3 if self.feature_based else self.default_learning_rate
+        optimizer = keras.optimizers.AdamW(
+            learning_rate=learning_rate, weight_decay=0.01, epsilon=1e-6, clipnorm=1.0
+        )
+        optimizer.exclude_from_weight_decay(var_names=["gamma", "beta", "bias"])
+        return optimizer
+
+    def task_config(self) -> dict[str, Any]:
+        return {}
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "encoder": keras.layers.serialize(self.encoder),
+            "dropout": self.dropout,
+            "feature_based": self.feature_based,
+            "name": self.name,
+            "trainable": self.trainable,
+            **self.task_config(),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.layers.deserialize(config["encoder"])
+        return cls(**config)
+
+    def get_compile_config(self):
+        return None  # compile() defaults are rebuilt by calling compile() after loading
+
+    def head_initializer(self) -> keras.initializers.Initializer:
+        return keras.initializers.TruncatedNormal(stddev=self.encoder.bert_config.initializer_range)

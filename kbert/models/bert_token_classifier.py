@@ -1,0 +1,69 @@
+"""Token tagging (NER, POS): one label per word, predicted on the word's first WordPiece."""
+
+from __future__ import annotations
+
+import keras
+
+from kbert.metrics.keras_metrics import MaskedAccuracy
+from kbert.models.bert_encoder import BertEncoder
+from kbert.models.bert_task import BertTask
+
+IGNORE_LABEL = -100
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class BertTokenClassifier(BertTask):
+    """BERT's downstream case 2: a label for every token (the paper tags each word's first piece).
+
+    sequence_output -> dropout -> dense(num_labels) -> logits at every position
+
+    Labels are given per position, with -100 on the positions that are not scored: `[CLS]`, `[SEP]`,
+    padding and every continuation piece (`##...`) of a word. The loss and the accuracy skip them.
+    `kbert.data` aligns word labels to pieces this way.
+
+    Args:
+        encoder: a `kbert.BertEncoder`.
+        num_labels: int. Number of tags.
+        dropout: float. Dropout before the head.
+        feature_based: bool. Freeze the encoder, train the head only.
+
+    Returns:
+        Float32 logits (batch, seq, num_labels).
+
+    Example:
+    >>> encoder = BertEncoder(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+    ...                       intermediate_size=32)
+    >>> BertTokenClassifier(encoder, num_labels=9).output.shape
+    (None, None, 9)
+    """
+
+    def __init__(self, encoder: BertEncoder, num_labels: int, dropout: float = 0.1,
+                 feature_based: bool = False, **kwargs):
+        if num_labels < 2:
+            raise ValueError(f"num_labels must be >= 2, got {num_labels}")
+        self.num_labels = num_labels
+        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dense = keras.layers.Dense(
+            num_labels,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.bert_config.initializer_range),
+            dtype="float32",
+            name="logits",
+        )
+
+        def head(inputs, encoded):
+            return self.output_dense(self.output_dropout(encoded["sequence_output"]))
+
+        self._build_task(encoder, dropout, feature_based, head, **kwargs)
+
+    def task_config(self):
+        return {"num_labels": self.num_labels}
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """Defaults: AdamW; cross-entropy over scored positions only; accuracy over scored positions."""
+        if optimizer == "auto":
+            optimizer = self.default_optimizer()
+        if loss == "auto":
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORE_LABEL)
+        if metrics == "auto":
+            metrics = [MaskedAccuracy(ignore_index=IGNORE_LABEL, name="accuracy")]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
