@@ -5,10 +5,17 @@ import os as _os
 # TF's oneDNN kernels are off by default on some CPUs (AMD); they run BERT 1.75x faster there.
 _os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
-from kbert.config import BertConfig, PRESETS  # noqa: E402
+from kbert import pretrained  # noqa: E402
+from kbert.config import PRESETS, BertConfig  # noqa: E402
 from kbert.convert.checkpoints import CheckpointError, load_pretrained, save_pretrained  # noqa: E402
 from kbert.convert.keras_hub_backbone import from_keras_hub, to_keras_hub  # noqa: E402
 from kbert.layers.bert_embeddings import BertEmbeddings  # noqa: E402
+from kbert.models.bert_classifier import BertClassifier  # noqa: E402
 from kbert.models.bert_encoder import BertEncoder  # noqa: E402
+from kbert.models.bert_pretrainer import BertPretrainer  # noqa: E402
+from kbert.models.bert_question_answerer import BertQuestionAnswerer  # noqa: E402
+from kbert.models.bert_token_classifier import BertTokenClassifier  # noqa: E402
+from kbert.text import BertPreprocessor, BertTokenizer, learn_vocabulary, load_tokenizer  # noqa: E402
+from kbert.training.model_dir import load_model, save_model  # noqa: E402
 
 __version__ = "0.1.0"
