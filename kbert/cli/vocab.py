@@ -1,0 +1,28 @@
+"""`kbert vocab`: learn a WordPiece vocabulary from text files."""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", nargs="+", required=True, help="text files, one text a line")
+    parser.add_argument("--size", type=int, required=True, help="target vocabulary size")
+    parser.add_argument("--out", required=True, help="vocab.txt to write")
+    parser.add_argument("--lowercase", action="store_true", help="uncased (lower-case, strip accents)")
+    parser.add_argument("--min-count", type=int, default=2, help="ignore rarer words")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kbert.text.vocabulary import learn_vocabulary
+
+    vocab = learn_vocabulary(
+        args.input, args.size, lowercase=args.lowercase, min_count=args.min_count, verbose=not args.quiet
+    )
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    print(f"wrote {len(vocab)} tokens to {out}")
+    return 0

@@ -1,0 +1,305 @@
+"""`BertTokenizer`: BERT WordPiece tokenization as a Keras preprocessing layer of TensorFlow ops."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import keras
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from kbert.text import normalization
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
+MASK_TOKEN = "[MASK]"
+
+
+def read_vocabulary(path: str | os.PathLike) -> list[str]:
+    """Reads a BERT `vocab.txt` (one token a line; the line number is the id)."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"vocabulary file not found: {path}")
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").rstrip("\r") for line in f]
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class BertTokenizer(keras.layers.Layer):
+    """BERT's tokenizer (clean, lower-case, strip accents, split, WordPiece) inside the TF graph.
+
+    Gives the same ids as the reference BERT tokenizer (HF `tokenizers` `BertNormalizer` +
+    `BertPreTokenizer` + `WordPiece`). The normalisation is in `kbert.text.normalization`; WordPiece is
+    `tf_text.FastWordpieceTokenizer` on the pre-split words. The vocabulary is held inline (in the config
+    and as graph constants), so a SavedModel never depends on a vocabulary file path.
+
+    Invalid UTF-8: each invalid byte sequence becomes U+FFFD, which BERT's cleaning deletes; offsets count
+    such a sequence as one character (they index the string after that replacement).
+
+    Args:
+        vocabulary: str, path-like or list of str. a `vocab.txt` path or the tokens in id order. Must
+            hold `[PAD]`, `[UNK]`, `[CLS]` and `[SEP]`; `[MASK]` is optional.
+        lowercase: bool. uncased mode: lower-case (and, by default, strip accents).
+        strip_accents: bool or None. NFD + drop combining marks; `None` follows `lowercase` (as BERT).
+        max_chars_per_word: int. a word longer than this (in characters) becomes `[UNK]`.
+        fast_normalizer: bool. use `tf_text.FastBertTokenizer` instead (`tokenize` and
+            `tokenize_with_offsets` only). Its graph holds only TFLite built-ins and tensorflow-text
+            TFLite ops, so it runs in a LiteRT interpreter without the Flex delegate, but its NFKC case
+            folding and byte-based word limit differ from BERT (e.g. `，`->`,`, `ß`->`ss`).
+
+    Call arguments:
+        inputs: a string scalar, a 1-D string tensor (or Python list), or `[batch, 1]`.
+
+    Returns:
+        int32 ids without `[CLS]`/`[SEP]`: a `tf.RaggedTensor` `[batch, None]`, or a 1-D tensor for a
+        scalar string.
+
+    Example:
+    >>> tok = BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "##s", "!"])
+    >>> tok(["The cats!"]).to_list()
+    [[4, 5, 6, 7]]
+    """
+
+    def __init__(
+        self,
+        vocabulary: str | os.PathLike | list[str],
+        lowercase: bool = True,
+        strip_accents: bool | None = None,
+        max_chars_per_word: int = 100,
+        fast_normalizer: bool = False,
+        **kwargs,
+    ):
+        kwargs.setdefault("dtype", "int32")
+        kwargs.setdefault("trainable", False)
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocabulary = read_vocabulary(vocabulary)
+        self.vocabulary = [str(t) for t in vocabulary]
+        self._token_to_id = {}
+        for i, token in enumerate(self.vocabulary):
+            self._token_to_id.setdefault(token, i)
+        missing = [t for t in SPECIAL_TOKENS if t not in self._token_to_id]
+        if missing:
+            raise ValueError(f"vocabulary lacks the special token(s) {', '.join(missing)}")
+        self.lowercase = bool(lowercase)
+        self.strip_accents = self.lowercase if strip_accents is None else bool(strip_accents)
+        self.max_chars_per_word = int(max_chars_per_word)
+        self.pad_token_id = self._token_to_id["[PAD]"]
+        self.unk_token_id = self._token_to_id["[UNK]"]
+        self.cls_token_id = self._token_to_id["[CLS]"]
+        self.sep_token_id = self._token_to_id["[SEP]"]
+        self.mask_token_id = self._token_to_id.get(MASK_TOKEN)
+        # A word never exceeds 4 bytes a character, so the byte limit never fires before ours.
+        self._wordpiece = tf_text.FastWordpieceTokenizer(
+            vocab=self.vocabulary,
+            suffix_indicator="##",
+            max_bytes_per_word=4 * self.max_chars_per_word + 4,
+            token_out_type=tf.int32,
+            unknown_token="[UNK]",
+            no_pretokenization=True,
+        )
+        self._vocab_table = tf.constant(self.vocabulary)
+        self.fast_normalizer = bool(fast_normalizer)
+        self._fast = None
+        if self.fast_normalizer:
+            self._fast = tf_text.FastBertTokenizer(
+                vocab=self.vocabulary, suffix_indicator="##", max_bytes_per_word=self.max_chars_per_word,
+                token_out_type=tf.int32, unknown_token="[UNK]", no_pretokenization=False,
+                lower_case_nfd_strip_accents=self.lowercase,
+            )
+        self.built = True
+
+    # ---- vocabulary ------------------------------------------------------------------------------
+    def vocabulary_size(self) -> int:
+        return len(self.vocabulary)
+
+    def get_vocabulary(self) -> list[str]:
+        return list(self.vocabulary)
+
+    def token_to_id(self, token: str) -> int:
+        if token not in self._token_to_id:
+            raise KeyError(f"token {token!r} is not in the vocabulary")
+        return self._token_to_id[token]
+
+    def id_to_token(self, id: int) -> str:
+        if not 0 <= int(id) < len(self.vocabulary):
+            raise IndexError(f"id {id} is outside the vocabulary (size {len(self.vocabulary)})")
+        return self.vocabulary[int(id)]
+
+    def save_vocabulary(self, directory: str | os.PathLike) -> pathlib.Path:
+        """Writes `vocab.txt` and `tokenizer_config.json` (`do_lower_case`) into `directory`."""
+        directory = pathlib.Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "vocab.txt"
+        path.write_text("\n".join(self.vocabulary) + "\n", encoding="utf-8")
+        config = {"do_lower_case": self.lowercase, "strip_accents": self.strip_accents,
+                  "max_chars_per_word": self.max_chars_per_word, "tokenizer_class": "BertTokenizer"}
+        (directory / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
+        return path
+
+    # ---- tokenization ----------------------------------------------------------------------------
+    def _prepare(self, inputs) -> tuple[tf.Tensor, bool]:
+        text = tf.convert_to_tensor(inputs, dtype=tf.string)
+        rank = text.shape.rank
+        if rank == 0:
+            return tf.reshape(text, [1]), True
+        if rank == 2 and text.shape[-1] == 1:
+            return tf.squeeze(text, -1), False
+        if rank not in (None, 1):
+            raise ValueError(f"BertTokenizer takes a scalar or 1-D batch of strings, got shape {text.shape}")
+        return tf.reshape(text, [-1]), False
+
+    def _wordpiece_words(self, words: tf.Tensor):
+        """WordPiece on a flat tensor of words; words over the length limit become one `[UNK]`."""
+        too_long = tf.strings.length(words, unit="UTF8_CHAR") > self.max_chars_per_word
+        # "[UNK]" is a whole vocabulary token and no split word can contain "[", so it maps to [UNK].
+        words_in = tf.where(too_long, tf.constant("[UNK]"), words)
+        return words_in, too_long
+
+    def _words_and_pieces(self, text: tf.Tensor):
+        text = normalization.to_valid_utf8(text)
+        norm = normalization.normalize(text, self.lowercase, self.strip_accents)
+        words = normalization.split_words(norm)
+        words_in, _ = self._wordpiece_words(words.flat_values)
+        pieces = self._wordpiece.tokenize(words_in)  # (total_words, None)
+        return words, pieces
+
+    def tokenize(self, inputs):
+        """Token ids (no `[CLS]`/`[SEP]`); see the class docstring."""
+        text, scalar = self._prepare(inputs)
+        if self._fast is not None:
+            ids = self._fast.tokenize(text)
+            return ids[0] if scalar else ids
+        words, pieces = self._words_and_pieces(text)
+        ids = tf.RaggedTensor.from_row_lengths(
+            pieces.flat_values, _sum_by_row(pieces.row_lengths(), words.row_splits)
+        )
+        return ids[0] if scalar else ids
+
+    def call(self, inputs):
+        return self.tokenize(inputs)
+
+    def tokenize_words(self, inputs):
+        """Ids plus, for each token, the index of its word in the text (0-based).
+
+        A word is one unit of BERT's pre-splitting: a white-space-separated run, one punctuation character
+        or one CJK ideograph (as HF `Encoding.word_ids`). Use it to find the first piece of each word
+        (NER) or to group pieces for whole-word masking.
+
+        Returns:
+            (ids, word_ids): both int32, ragged `[batch, None]` (1-D for a scalar input).
+        """
+        text, scalar = self._prepare(inputs)
+        if self._fast is not None:
+            raise NotImplementedError("tokenize_words needs fast_normalizer=False")
+        words, pieces = self._words_and_pieces(text)
+        row_lengths = _sum_by_row(pieces.row_lengths(), words.row_splits)
+        word_in_row = tf.cast(
+            tf.range(tf.size(words.flat_values, out_type=tf.int64))
+            - tf.gather(words.row_splits, words.value_rowids()),
+            tf.int32,
+        )
+        word_ids = tf.repeat(word_in_row, pieces.row_lengths())
+        ids = tf.RaggedTensor.from_row_lengths(pieces.flat_values, row_lengths)
+        word_ids = tf.RaggedTensor.from_row_lengths(word_ids, row_lengths)
+        return (ids[0], word_ids[0]) if scalar else (ids, word_ids)
+
+    def tokenize_with_offsets(self, inputs):
+        """Ids with each token's start and end (exclusive) in Unicode characters of the input.
+
+        `tf.strings.substr(text, start, end - start, unit="UTF8_CHAR")` is the token's source text
+        (accents and case as in the input; a `[UNK]` spans its whole word).
+
+        Returns:
+            (ids, starts, ends): int32, ragged `[batch, None]` (1-D for a scalar input).
+        """
+        text, scalar = self._prepare(inputs)
+        text = normalization.to_valid_utf8(text)
+        if self._fast is not None:
+            out = self._fast_offsets(text)
+            return tuple(t[0] for t in out) if scalar else out
+        chars = tf.strings.unicode_split(text, "UTF-8")  # (batch, chars)
+        norm_chars = normalization.normalize(chars.flat_values, self.lowercase, self.strip_accents)
+        norm_text = tf.strings.reduce_join(chars.with_flat_values(norm_chars), axis=-1)
+        # Global (whole-batch) byte end of each normalised character, to map bytes back to characters.
+        char_bytes = tf.strings.length(norm_chars, unit="BYTE")
+        char_end = tf.cumsum(char_bytes)
+        row_byte_start = tf.gather(tf.concat([[0], char_end], 0), chars.row_splits[:-1])
+
+        words, word_starts, word_ends = normalization.split_words_with_offsets(norm_text)
+        words_in, too_long = self._wordpiece_words(words.flat_values)
+        pieces, piece_starts, piece_ends = self._wordpiece.tokenize_with_offsets(words_in)
+        n_pieces = pieces.row_lengths()
+        piece_word = pieces.value_rowids()
+        word_row = tf.cast(words.value_rowids(), tf.int32)
+        word_base = tf.cast(word_starts.flat_values, tf.int32) + tf.gather(row_byte_start, word_row)
+        long_piece = tf.gather(too_long, piece_word)
+        word_len = tf.cast(word_ends.flat_values - word_starts.flat_values, tf.int32)
+        start_b = tf.gather(word_base, piece_word) + tf.cast(piece_starts.flat_values, tf.int32)
+        end_b = tf.gather(word_base, piece_word) + tf.where(
+            long_piece, tf.gather(word_len, piece_word), tf.cast(piece_ends.flat_values, tf.int32)
+        )
+        start_b = tf.where(long_piece, tf.gather(word_base, piece_word), start_b)
+        char_row_start = tf.cast(chars.row_splits, tf.int32)
+        piece_row = tf.gather(word_row, piece_word)
+        starts = tf.searchsorted(char_end, start_b, side="right", out_type=tf.int32)
+        ends = tf.searchsorted(char_end, end_b - 1, side="right", out_type=tf.int32) + 1
+        starts -= tf.gather(char_row_start, piece_row)
+        ends -= tf.gather(char_row_start, piece_row)
+
+        row_lengths = _sum_by_row(n_pieces, words.row_splits)
+        out = tuple(tf.RaggedTensor.from_row_lengths(v, row_lengths)
+                    for v in (pieces.flat_values, starts, ends))
+        return tuple(t[0] for t in out) if scalar else out
+
+    def _fast_offsets(self, text):
+        """`FastBertTokenizer` ids with its byte offsets turned into character offsets."""
+        ids, starts, ends = self._fast.tokenize_with_offsets(text)
+        _, char_starts = tf.strings.unicode_decode_with_offsets(text, "UTF-8")
+        byte_len = tf.RaggedTensor.from_tensor(tf.cast(tf.strings.length(text), tf.int64)[:, tf.newaxis])
+        # (batch, chars + 1): the first byte of each character, then the length; padded high.
+        bounds = tf.concat([char_starts, byte_len], axis=1).to_tensor(default_value=tf.int64.max)
+
+        def to_chars(offsets):
+            dense = tf.searchsorted(bounds, tf.cast(offsets.to_tensor(), tf.int64), side="left")
+            return tf.RaggedTensor.from_tensor(tf.cast(dense, tf.int32), lengths=offsets.row_lengths())
+
+        return ids, to_chars(starts), to_chars(ends)
+
+    def detokenize(self, ids):
+        """Joins token strings with spaces and glues `##` pieces back on; drops `[PAD]`.
+
+        Lossy by nature (case, accents and spacing around punctuation are not restored).
+        Returns a string tensor: one string per row (a scalar for 1-D ids).
+        """
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.convert_to_tensor(ids)
+        tokens = tf.gather(self._vocab_table, ids)
+        tokens = tf.ragged.boolean_mask(tokens, tf.not_equal(ids, self.pad_token_id)) \
+            if isinstance(ids, tf.RaggedTensor) or ids.shape.rank == 2 else \
+            tf.boolean_mask(tokens, tf.not_equal(ids, self.pad_token_id))
+        text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
+        return tf.strings.regex_replace(text, " ##", "")
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({
+            "vocabulary": list(self.vocabulary),
+            "lowercase": self.lowercase,
+            "strip_accents": self.strip_accents,
+            "max_chars_per_word": self.max_chars_per_word,
+            "fast_normalizer": self.fast_normalizer,
+        })
+        return config
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor([None, None], dtype="int32", ragged=True)
+
+
+def _sum_by_row(piece_counts: tf.Tensor, word_row_splits: tf.Tensor) -> tf.Tensor:
+    """Pieces per text: the per-word piece counts summed over each text's words."""
+    cum = tf.concat([tf.zeros([1], piece_counts.dtype), tf.cumsum(piece_counts)], 0)
+    return tf.gather(cum, word_row_splits[1:]) - tf.gather(cum, word_row_splits[:-1])
