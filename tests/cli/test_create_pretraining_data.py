@@ -1,0 +1,103 @@
+"""`kbert create-pretraining-data` end to end on a tiny corpus, and its errors on bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kbert.cli.main import main
+from kbert.data.masking_pipeline import pretraining_feature_spec
+from kbert.data.tfrecords import load_pretraining_dataset
+
+CORPUS = ("the cat sat on the mat .\nthe dog ran !\na good cat sat .\n\n"
+          "the bad dog ran on a mat .\nun cat sat .\n\na dog !\nthe cats ran .\nthe mat sat ?\n")
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus" / "part1.txt"
+    path.parent.mkdir()
+    path.write_text(CORPUS, encoding="utf-8")
+    return path
+
+
+def run(args):
+    return main(["create-pretraining-data", *map(str, args)])
+
+
+def test_end_to_end_static(tmp_path, corpus, tiny_vocab_file, capsys):
+    out = tmp_path / "out"
+    code = run(["--input", str(corpus.parent / "*.txt"), "--vocab", tiny_vocab_file, "--output", out,
+                "--max-seq-length", 16, "--dupe-factor", 5, "--num-shards", 2, "--whole-word-masking", "--seed", 1])
+    assert code == 0 and "static-masked instances" in capsys.readouterr().out
+    metadata = json.loads((out / "pretraining_data.json").read_text())
+    assert metadata["max_predictions_per_seq"] == 2  # round(16 * 0.15)
+    assert metadata["objective"] == "nsp" and metadata["whole_word_masking"] is True and metadata["lowercase"]
+    assert (out / "vocab.txt").read_text() == tiny_vocab_file.read_text()
+    vocab = tiny_vocab_file.read_text().split()
+    dataset = load_pretraining_dataset(out, 4, shuffle=False, drop_remainder=False)
+    assert dataset.element_spec == pretraining_feature_spec(16, 2, (None,))
+    total = 0
+    words = set(CORPUS.split())
+    for batch in dataset:
+        b = {k: v.numpy() for k, v in batch.items()}
+        for i in range(len(b["token_ids"])):
+            ids = b["token_ids"][i].copy()
+            real = b["masked_weights"][i] > 0
+            ids[b["masked_positions"][i][real]] = b["masked_ids"][i][real]  # undo the masking
+            tokens = [vocab[t] for t in ids[b["padding_mask"][i]]]
+            assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens.count("[SEP]") == 2
+            text = " ".join(tokens[1:-1]).replace(" ##", "").replace("[SEP]", "").split()
+            assert set(text) <= words | {"cat", "un"}  # "cats" -> cat ##s; "un" stays
+            first = tokens.index("[SEP]")
+            segments = b["segment_ids"][i]
+            assert segments[: first + 1].sum() == 0 and (segments[first + 1: len(tokens)] == 1).all()
+            total += 1
+    assert total == metadata["num_instances"] > 10
+
+
+def test_dynamic_output_has_the_same_spec(tmp_path, corpus, tiny_vocab_file):
+    out = tmp_path / "dyn"
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--output", out, "--max-seq-length", 16,
+                "--dupe-factor", 2, "--masking", "dynamic", "--objective", "sop"]) == 0
+    dataset = load_pretraining_dataset(out, 2)
+    assert dataset.element_spec == pretraining_feature_spec(16, 2, (2,))
+    assert next(iter(dataset))["masked_weights"].numpy().sum() > 0
+
+
+def test_chinese_whole_word_masking(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab.write_text("\n".join([*specials, *"我爱北京天安门。你好"]) + "\n")
+    corpus = tmp_path / "zh.txt"
+    corpus.write_text("我爱北京天安门。你好。\n我爱北京。\n", encoding="utf-8")
+    out = tmp_path / "zh"
+    assert run(["--input", corpus, "--vocab", vocab, "--output", out, "--max-seq-length", 24, "--layout",
+                "documents", "--language", "zh", "--whole-word-masking", "--masked-lm-prob", 0.5,
+                "--dupe-factor", 20, "--objective", "none", "--masking", "static"]) == 0
+    tokens = vocab.read_text().split()
+    whole = 0
+    for batch in load_pretraining_dataset(out, 1, shuffle=False, drop_remainder=False):
+        positions = set(batch["masked_positions"].numpy()[0][batch["masked_weights"].numpy()[0] > 0].tolist())
+        ids = batch["token_ids"].numpy()[0]
+        ids[list(positions)] = batch["masked_ids"].numpy()[0][: len(positions)]
+        text = [tokens[i] for i in ids if i > 0]
+        for word in ("北京", "天安门"):  # jieba words: masked all together or not at all
+            for start in [j for j in range(len(text) - len(word) + 1) if "".join(text[j:j + len(word)]) == word]:
+                span = set(range(start, start + len(word)))
+                assert span <= positions or span.isdisjoint(positions)
+                whole += span <= positions
+    assert whole > 0
+
+
+def test_bad_input_named(tmp_path, corpus, tiny_vocab_file, capsys):
+    no_mask = tmp_path / "nomask.txt"
+    no_mask.write_text(tiny_vocab_file.read_text().replace("[MASK]\n", ""))
+    assert run(["--input", corpus, "--vocab", no_mask, "--output", tmp_path / "x"]) == 1
+    assert "no [MASK] token" in capsys.readouterr().err
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    assert run(["--input", empty, "--vocab", tiny_vocab_file, "--output", tmp_path / "y"]) == 1
+    assert "no pretraining instance" in capsys.readouterr().err
+    assert run(["--input", tmp_path / "missing*.txt", "--vocab", tiny_vocab_file, "--output", tmp_path / "z"]) == 1
+    assert "missing*.txt" in capsys.readouterr().err
