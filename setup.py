@@ -9,6 +9,7 @@ INSTALL_REQUIRES = [
     "keras>=3.15,<3.16",
     "keras-hub>=0.32,<0.33",
     "tensorflow-datasets>=4.9,<4.10",
+    "tensorboard>=2.21,<2.22",
     "safetensors>=0.4",
     "numpy",
     "pyyaml",

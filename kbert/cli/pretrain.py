@@ -1,0 +1,71 @@
+"""`kbert pretrain`: masked LM with NSP or SOP, from TFRecords or raw text, resumable.
+
+Every `PretrainConfig` field is a flag (`--batch-size`, `--whole-word-masking` ...); `--config FILE`
+(JSON or YAML) sets any of them, and BERT model fields too (`hidden_size`, ..., or a whole
+bert_config.json); flags given on the command line win over the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import typing
+
+from kbert.training.pretrain import PretrainConfig
+
+HELP = {
+    "train_data": "a create-pretraining-data directory, or raw text: a file glob or tfds:NAME",
+    "out": "output directory (checkpoints, logs, the final model)",
+    "preset": "model size when not given by --config or --init: tiny, mini, small, medium, base, large",
+    "init": "checkpoint directory to start from (HF, Google or kbert), e.g. phase 1 of a two-phase run",
+    "vocab": "vocab.txt for raw text (TFRecords directories carry their own)",
+    "objective": "nsp, sop or none (default: the data's objective; nsp for raw text)",
+    "steps": "total optimizer steps",
+    "batch_size": "batch size per replica",
+    "warmup_steps": "linear warmup steps (default: 10%% of --steps)",
+    "optimizer": "adamw or lamb",
+    "mixed_precision": "none, mixed_float16 or mixed_bfloat16",
+    "strategy": "auto, one_device, mirrored, multi_worker (TF_CONFIG) or tpu",
+    "scale_learning_rate": "none, linear or sqrt: scale the learning rate with the replica count",
+    "save_every_steps": "checkpoint (and crash-resume) interval in steps",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="JSON or YAML file of settings (run and model fields)")
+    hints = typing.get_type_hints(PretrainConfig)
+    for field in dataclasses.fields(PretrainConfig):
+        if field.name == "model":
+            continue
+        flag = "--" + field.name.replace("_", "-")
+        hint = str(hints[field.name])
+        if "bool" in hint:
+            kind: dict = {"action": argparse.BooleanOptionalAction}
+        elif "int" in hint and "float" not in hint and field.name != "verbose":
+            kind = {"type": int}
+        elif "float" in hint:
+            kind = {"type": float}
+        else:
+            kind = {"type": str}
+        default = field.default if field.default is not dataclasses.MISSING else None
+        parser.add_argument(flag, default=None, help=f"{HELP.get(field.name, '')} (default: {default})", **kind)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kbert.training.pretrain import pretrain
+
+    given = {k: v for k, v in vars(args).items() if k != "config" and v is not None}
+    if "verbose" in given and str(given["verbose"]).isdigit():
+        given["verbose"] = int(given["verbose"])
+    if args.config:
+        config = PretrainConfig.from_file(args.config, **given)
+    else:
+        config = PretrainConfig(**given)
+    try:
+        summary = pretrain(config)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"kbert pretrain: error: {error}")
+        return 1
+    print(json.dumps({"out": config.out, "steps": summary["steps"], **summary["final_metrics"]}, indent=2))
+    return 0

@@ -1,0 +1,232 @@
+"""Pretraining BERT with `fit`: data, model, optimizer, strategy, checkpoints and resume, in one call.
+
+    config = PretrainConfig(train_data="corpus/*.txt", vocab="vocab.txt", out="run", steps=1000)
+    pretrain(config)            # writes run/ that kbert.load_pretrained reads
+
+`train_data` is either a `kbert create-pretraining-data` directory (static or dynamic masks, its
+vocabulary and settings recorded inside) or raw text (a glob or "tfds:NAME"), masked on the fly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+from typing import Any
+
+from kbert.config import BertConfig
+
+OBJECTIVES = ("nsp", "sop", "none")
+
+
+@dataclasses.dataclass
+class PretrainConfig:
+    """Every setting of a pretraining run; each is also a `kbert pretrain` flag (`--batch-size` ...).
+
+    Model: `preset` (default "tiny") or `model` (BertConfig fields, e.g. from a bert_config.json),
+    or `init`, a checkpoint to continue from (e.g. phase 1 of a two-phase run).
+    """
+
+    train_data: str = ""
+    out: str = ""
+    preset: str = "tiny"
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    init: str | None = None
+    vocab: str | None = None
+    lowercase: bool | None = None
+    objective: str | None = None  # default: the data's objective, or "nsp" for raw text
+    steps: int = 1000
+    batch_size: int = 32
+    learning_rate: float = 1e-4
+    warmup_steps: int | None = None  # default: 10% of steps
+    weight_decay: float = 0.01
+    optimizer: str = "adamw"
+    clipnorm: float | None = 1.0
+    gradient_accumulation_steps: int = 1
+    max_seq_length: int = 128
+    max_predictions_per_seq: int | None = None
+    masked_lm_prob: float = 0.15
+    whole_word_masking: bool = False
+    language: str = "en"
+    layout: str = "sentences"
+    mixed_precision: str = "none"
+    jit_compile: bool = False
+    strategy: str = "auto"
+    scale_learning_rate: str = "none"
+    save_every_steps: int = 1000
+    tensorboard: bool = True
+    seed: int | None = 12345
+    verbose: int | str = "auto"
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> "PretrainConfig":
+        """Reads a JSON or YAML file: run fields, plus BertConfig fields (top level or under "model")."""
+        path = pathlib.Path(path)
+        text = path.read_text(encoding="utf-8")
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a mapping of settings")
+        run_fields = {f.name for f in dataclasses.fields(cls)}
+        model_fields = {f.name for f in dataclasses.fields(BertConfig)}
+        model = dict(data.pop("model", {}) or {})
+        unknown = []
+        fields: dict[str, Any] = {}
+        for key, value in data.items():
+            key = key.replace("-", "_")
+            if key in run_fields:
+                fields[key] = value
+            elif key in model_fields:
+                model[key] = value
+            elif key not in ("architectures", "model_type", "transformers_version"):
+                unknown.append(key)
+        if unknown:
+            raise ValueError(f"{path}: unknown settings {sorted(unknown)}")
+        fields["model"] = model
+        fields.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**fields)
+
+    def validate(self) -> None:
+        if not self.train_data:
+            raise ValueError("train_data is required (a create-pretraining-data directory or text files)")
+        if not self.out:
+            raise ValueError("out is required")
+        if self.objective is not None and self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.steps < 1 or self.batch_size < 1:
+            raise ValueError("steps and batch_size must be >= 1")
+
+
+def _is_tfrecord_dir(path: str) -> bool:
+    from kbert.data.tfrecords import METADATA_FILE
+
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, METADATA_FILE))
+
+
+def _tokenizer(config: PretrainConfig, vocab_dir: str | None):
+    from kbert.text import load_tokenizer
+
+    source = config.vocab or vocab_dir or config.init
+    if source is None:
+        raise ValueError("Raw-text pretraining needs --vocab (or --init with a vocab.txt)")
+    return load_tokenizer(source, lowercase=config.lowercase)
+
+
+def _dataset(config: PretrainConfig, global_batch: int):
+    """The training batches, the tokenizer (for the vocabulary saved with the model) and the objective."""
+    from kbert.data.masking_pipeline import text_pretraining_dataset
+    from kbert.data.tfrecords import load_pretraining_dataset, read_pretraining_metadata
+
+    if _is_tfrecord_dir(config.train_data):
+        metadata = read_pretraining_metadata(config.train_data)
+        data_objective = metadata["objective"]
+        objective = config.objective or data_objective
+        if objective != "none" and objective != data_objective:
+            raise ValueError(
+                f"{config.train_data} was made for objective {data_objective!r}; cannot train {objective!r} on it "
+                "(use --objective none for masked LM only, or recreate the data)"
+            )
+        tokenizer = _tokenizer(
+            dataclasses.replace(config, lowercase=metadata.get("lowercase") if config.lowercase is None
+                                else config.lowercase),
+            os.path.join(config.train_data, metadata.get("vocab_file", "vocab.txt")),
+        )
+        dataset = load_pretraining_dataset(config.train_data, global_batch, repeat=True, seed=config.seed)
+        return dataset, tokenizer, objective
+    objective = config.objective or "nsp"
+    tokenizer = _tokenizer(config, None)
+    dataset = text_pretraining_dataset(
+        config.train_data, tokenizer, max_seq_length=config.max_seq_length, batch_size=global_batch,
+        max_predictions_per_seq=config.max_predictions_per_seq, masked_lm_prob=config.masked_lm_prob,
+        objective="nsp" if objective == "none" else objective, whole_word=config.whole_word_masking,
+        language=config.language, layout=config.layout, seed=config.seed,
+    ).repeat()
+    return dataset, tokenizer, objective
+
+
+def pretrain(config: PretrainConfig) -> dict[str, Any]:
+    """Runs (or resumes) a pretraining run; returns a summary with the final metrics.
+
+    Writes to `config.out`: the encoder and its heads in kbert's layout (`kbert.load_pretrained(out)`
+    reads the encoder, `BertPretrainer.from_pretrained(out)` both), `vocab.txt`, `checkpoints/`
+    (every `save_every_steps`), `backup/` (crash-resume state, removed when the run completes),
+    `logs/` (TensorBoard) and `history.json`.
+    """
+    config.validate()
+    # The strategy comes first: multi-worker collectives must be set up before TF initialises.
+    from kbert.training.strategy import get_strategy, is_chief, scale_batch_and_lr
+
+    strategy = get_strategy(config.strategy)
+
+    import keras
+
+    from kbert.convert.checkpoints import load_pretrained, read_pretraining_heads
+    from kbert.models.bert_encoder import BertEncoder
+    from kbert.models.bert_pretrainer import BertPretrainer
+    from kbert.training.callbacks import fit_steps, restored_step, training_callbacks
+    from kbert.training.multi_worker import in_multi_worker_mode, patch_model_for_multi_worker
+    from kbert.training.optimizers import create_optimizer, set_mixed_precision
+
+    if config.seed is not None:
+        keras.utils.set_random_seed(config.seed)
+    set_mixed_precision(config.mixed_precision)
+    global_batch, learning_rate = scale_batch_and_lr(
+        config.batch_size, config.learning_rate, strategy, scaling=config.scale_learning_rate
+    )
+    dataset, tokenizer, objective = _dataset(config, global_batch)
+    out = pathlib.Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    with strategy.scope():
+        if config.init:
+            encoder = load_pretrained(config.init, **config.model)
+        else:
+            encoder = BertEncoder(**BertConfig.from_preset(
+                config.preset, vocab_size=tokenizer.vocabulary_size(), **config.model).to_dict())
+        if encoder.bert_config.vocab_size != tokenizer.vocabulary_size():
+            raise ValueError(
+                f"The model's vocab_size {encoder.bert_config.vocab_size} differs from the vocabulary's "
+                f"{tokenizer.vocabulary_size()} tokens"
+            )
+        pretrainer = BertPretrainer(encoder, objective=objective)
+        if config.init:
+            pretrainer.load_head_tensors(read_pretraining_heads(config.init), strict=False)
+        warmup = config.warmup_steps if config.warmup_steps is not None else config.steps // 10
+        optimizer = create_optimizer(
+            learning_rate, num_train_steps=config.steps, warmup_steps=warmup,
+            weight_decay=config.weight_decay, optimizer=config.optimizer, clipnorm=config.clipnorm,
+            gradient_accumulation_steps=config.gradient_accumulation_steps,
+        )
+        pretrainer.compile(optimizer=optimizer, jit_compile=config.jit_compile)
+    if in_multi_worker_mode(strategy):
+        patch_model_for_multi_worker(pretrainer)
+
+    save_every = max(1, min(config.save_every_steps, config.steps))
+    start = restored_step(out, save_every)
+    if start:
+        print(f"Resuming {out} from step {start}")
+        dataset = dataset.skip(start * config.gradient_accumulation_steps)
+    history = pretrainer.fit(
+        dataset,
+        callbacks=training_callbacks(out, save_every, total_steps=config.steps, tensorboard=config.tensorboard),
+        verbose=config.verbose,
+        **fit_steps(config.steps, save_every, config.gradient_accumulation_steps),
+    )
+    step = int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations))
+    summary = {
+        "steps": step,
+        "objective": objective,
+        "global_batch_size": global_batch,
+        "final_metrics": {k: float(v[-1]) for k, v in history.history.items()},
+        "history": {k: [float(x) for x in v] for k, v in history.history.items()},
+        "config": dataclasses.asdict(config),
+    }
+    if is_chief():
+        pretrainer.save_pretrained(out, vocabulary=tokenizer)
+        (out / "history.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    return summary
