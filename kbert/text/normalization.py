@@ -12,6 +12,12 @@ Reproduces the reference BERT text pipeline (google-research/bert `BasicTokenize
 
 Why not `tf_text.FastBertNormalizer`/`FastBertTokenizer`: their lower-casing is NFKC case folding, which
 changes full-width punctuation, `ß`, ligatures and more, so ids differ from the reference (see issue 3).
+
+The splitting of step 4, though, is what `tf_text.FastWordpieceTokenizer` does itself when it
+pre-tokenizes (white space, punctuation as ICU and BERT count it, CJK), one fused pass several times
+faster than a regex split. `needs_exact_split` says where the two could disagree, so the tokenizer runs
+that fast splitter on the normalised text everywhere else. For printable ASCII (with tab, newline and
+carriage return) the whole normalisation is `normalize_printable_ascii`.
 """
 
 from __future__ import annotations
@@ -39,11 +45,31 @@ KEEP_PATTERN = f"{PUNCTUATION}|{CJK}"
 SPACE_OUT_PATTERN = f"({PUNCTUATION}|{CJK})|{WHITESPACE}"
 
 
+# Strings that cleaning leaves alone and that have no accents: lower-casing is all their normalisation.
+PRINTABLE_ASCII = r"[\t\n\r\x20-\x7e]*"
+VALID_UTF8 = r"[\x{0}-\x{d7ff}\x{e000}-\x{10ffff}]*"
+# Code points that FastWordpieceTokenizer's pre-splitting (ICU's newer Unicode tables, CJK from U+2B820)
+# treats as punctuation but RE2 and the reference do not. Found by comparing the two splitters on every
+# code point; tests/text re-checks the whole range.
+SPLIT_MISMATCH = (
+    r"[\x{1b4e}\x{1b4f}\x{1b7f}\x{10d6e}\x{113d4}\x{113d5}\x{113d7}\x{113d8}\x{11be1}"
+    r"\x{16d6d}-\x{16d6f}\x{1e5ff}\x{2b820}-\x{2b91f}]"
+)
+# A character that neither splits nor is kept alone: part of a word.
+WORD_CHAR = f"[^{WHITESPACE[1:-1]}{PUNCTUATION[1:-1]}{CJK[1:-1]}]"
+
+
 def to_valid_utf8(text: tf.Tensor) -> tf.Tensor:
     """Replaces each invalid UTF-8 sequence with U+FFFD (later deleted by cleaning)."""
-    return tf.strings.unicode_transcode(
-        text, input_encoding="UTF-8", output_encoding="UTF-8", errors="replace", replacement_char=0xFFFD
+    # Transcoding is slow; RE2 matches exactly the strings it would leave unchanged (no overlong forms,
+    # surrogates or code points past U+10FFFF), so only the others are transcoded.
+    flat = tf.reshape(text, [-1])
+    bad = tf.where(~tf.strings.regex_full_match(flat, VALID_UTF8))
+    fixed = tf.strings.unicode_transcode(
+        tf.gather_nd(flat, bad), input_encoding="UTF-8", output_encoding="UTF-8", errors="replace",
+        replacement_char=0xFFFD,
     )
+    return tf.reshape(tf.tensor_scatter_nd_update(flat, bad, fixed), tf.shape(text))
 
 
 def normalize(text: tf.Tensor, lowercase: bool, strip_accents: bool) -> tf.Tensor:
@@ -73,3 +99,19 @@ def split_words(text: tf.Tensor) -> tf.RaggedTensor:
 def split_words_with_offsets(text: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
     """Like `split_words`, also returning each word's byte start and end in `text`."""
     return tf_text.regex_split_with_offsets(text, SPLIT_PATTERN, KEEP_PATTERN)
+
+
+def normalize_printable_ascii(text: tf.Tensor, lowercase: bool) -> tf.Tensor:
+    """`normalize` for strings that match `PRINTABLE_ASCII`: ASCII lower-casing, nothing else to do."""
+    return tf.strings.lower(text) if lowercase else text
+
+
+def needs_exact_split(text: tf.Tensor, max_chars_per_word: int) -> tf.Tensor:
+    """True where `FastWordpieceTokenizer`'s own splitting could differ from `split_words` (normalised text).
+
+    That is a string holding a `SPLIT_MISMATCH` character, or a run of word characters long enough for
+    a word within `max_chars_per_word` characters to exceed as many bytes (its limit counts bytes). Pure
+    ASCII words never do (a byte a character), but this does not look: it flags long ASCII runs too.
+    """
+    run = min(max_chars_per_word // 4 + 1, 1000)  # a character has at most 4 bytes; RE2 counts <= 1000
+    return tf.strings.regex_full_match(text, f"(?s).*(?:{SPLIT_MISMATCH}|{WORD_CHAR}{{{run},}}).*")
