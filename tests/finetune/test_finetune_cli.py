@@ -1,0 +1,69 @@
+"""`kbert finetune` / `kbert evaluate` end to end on tiny synthetic data and a tiny model directory."""
+
+import json
+
+import pytest
+
+import kbert
+from kbert.cli.main import main
+from tests.conftest import TINY_VOCAB
+from tests.finetune.conftest import keyword_rows, write_tsv
+
+
+def test_contract_command(tmp_path, tiny_init, capsys):
+    train = write_tsv(tmp_path / "train.tsv", ["sentence", "label"], keyword_rows(64, 0))
+    dev = write_tsv(tmp_path / "dev.tsv", ["sentence", "label"], keyword_rows(20, 1))
+    out = tmp_path / "OUT"
+    code = main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--validation",
+                 str(dev), "--text-column", "sentence", "--label-column", "label", "--sequence-length", "64",
+                 "--epochs", "1", "--batch-size", "32", "--learning-rate", "5e-5", "--out", str(out)])
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert 0.0 <= metrics["accuracy"] <= 1.0 and metrics["num_examples"] == 20
+    model = kbert.load_model(out)
+    assert isinstance(model, kbert.BertClassifier) and model.label_names == ["0", "1"]
+    assert model.task == "classify" and model.task_info["text_column"] == "sentence"
+    assert model.tokenizer.get_vocabulary() == TINY_VOCAB
+    logits = model.predict_on_batch(model.preprocessor(["the good cat"]))
+    assert logits.shape == (1, 2)
+    # `kbert evaluate` prints the same metrics.
+    capsys.readouterr()
+    assert main(["evaluate", str(out), "--data", str(dev), "--quiet"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["accuracy"] == pytest.approx(metrics["accuracy"])
+    assert printed["matthews_corrcoef"] == pytest.approx(metrics["matthews_corrcoef"])
+
+
+def test_classify_from_random_weights_learns_keyword(tmp_path, tiny_vocab_file):
+    train = write_tsv(tmp_path / "train.tsv", ["text", "label"], keyword_rows(256, 2))
+    dev = write_tsv(tmp_path / "dev.tsv", ["text", "label"], keyword_rows(64, 3))
+    out = tmp_path / "scratch"
+    code = main(["finetune", "classify", "--preset", "tiny", "--vocab", str(tiny_vocab_file), "--train",
+                 str(train), "--validation", str(dev), "--sequence-length", "16", "--epochs", "6",
+                 "--batch-size", "16", "--learning-rate", "1e-3", "--out", str(out), "--quiet"])
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["accuracy"] >= 0.95
+    assert kbert.load_model(out).encoder.bert_config.num_hidden_layers == 2  # the tiny preset
+
+
+def test_bad_row_names_file_and_line(tmp_path, tiny_init):
+    rows = keyword_rows(4, 0)
+    train = tmp_path / "train.tsv"
+    train.write_text("sentence\tlabel\n" + "\n".join("\t".join(r) for r in rows[:2]) + "\n\t1\n")
+    with pytest.raises(ValueError, match=r"train\.tsv:4"):
+        main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--text-column",
+              "sentence", "--out", str(tmp_path / "o"), "--quiet"])
+
+
+def test_without_init_or_vocab_is_refused(tmp_path):
+    with pytest.raises(SystemExit, match="--vocab is required"):
+        main(["finetune", "classify", "--train", "x.tsv", "--out", str(tmp_path / "o")])
+
+
+def test_unknown_validation_label_is_named(tmp_path, tiny_init):
+    train = write_tsv(tmp_path / "train.tsv", ["text", "label"], keyword_rows(8, 0))
+    dev = write_tsv(tmp_path / "dev.tsv", ["text", "label"], [("the cat", "maybe")])
+    with pytest.raises(ValueError, match="maybe"):
+        main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--validation",
+              str(dev), "--epochs", "1", "--out", str(tmp_path / "o"), "--quiet"])
