@@ -21,4 +21,8 @@ def write_section(name: str, body: str, path: pathlib.Path = BENCHMARKS_MD) -> N
 
 
 def command_line() -> str:
+    """The command that ran this benchmark, as typed from the repository root."""
+    script = pathlib.Path(sys.argv[0])
+    if script.suffix == ".py" and script.parent.name == "benchmarks":
+        return " ".join(["python -m", f"benchmarks.{script.stem}", *sys.argv[1:]])
     return "python " + " ".join(sys.argv)
