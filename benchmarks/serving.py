@@ -1,0 +1,199 @@
+"""Serving benchmark: strings-in SavedModel vs HF tokenizers + PyTorch, dynamic vs fixed length, TFLite.
+
+    python -m benchmarks.serving [--model FINETUNED_SST2_DIR] [--train-rows 2000] [--rows 872]
+
+1. Throughput on real SST-2 dev sentences, same MiniLM weights and texts, batches of 32, interleaved runs:
+   kbert's strings-in SavedModel (encoder export, padding to each batch's longest row) vs HF `tokenizers`
+   + `transformers` BertModel in PyTorch (padding to the longest, as the HF pipeline does), and the
+   same SavedModel's graph with fixed length 128.
+2. TFLite float32 and dynamic-range int8 latency per sentence (batch 1) and file sizes.
+3. int8 accuracy change on SST-2 dev: a MiniLM classifier (fine-tuned here briefly with kbert's
+   BertClassifier + model.fit unless --model is given), SavedModel vs TFLite float vs TFLite int8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import pathlib
+import platform
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import kbert  # noqa: E402
+from benchmarks.report import command_line, write_section  # noqa: E402
+from kbert.export import ExportSource, export, load_source  # noqa: E402
+from kbert.export import tflite as tflite_lib  # noqa: E402
+
+SST2 = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
+
+
+def read_sst2(split: str, rows: int) -> tuple[list[str], list[int]]:
+    with open(SST2 / f"{split}.tsv", encoding="utf-8") as f:
+        reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        data = [(r["sentence"], int(r["label"])) for r in reader][:rows]
+    return [d[0] for d in data], [d[1] for d in data]
+
+
+def batches(texts: list[str], size: int):
+    return [texts[i:i + size] for i in range(0, len(texts), size)]
+
+
+def time_interleaved(runners: dict, data, repeats: int) -> dict[str, float]:
+    """Best-of-`repeats` seconds for one pass over `data`, runners interleaved within each repeat."""
+    best = {name: float("inf") for name in runners}
+    for name, fn in runners.items():
+        fn(data[0])  # warm up
+    for _ in range(repeats):
+        for name, fn in runners.items():
+            start = time.perf_counter()
+            for batch in data:
+                fn(batch)
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[str, dict]:
+    import torch
+    import tokenizers
+    import transformers
+
+    torch.set_num_threads(os.cpu_count())
+    minilm = kbert.pretrained.minilm_path()
+    out = export(load_source(minilm, sequence_length=128), workdir / "encoder" / "1")
+    fn = tf.saved_model.load(str(out)).signatures["serving_default"]
+    pre = tf.saved_model.load(str(out)).signatures["preprocess"]
+    encoder = kbert.load_pretrained(minilm)
+    fixed = kbert.BertPreprocessor(kbert.load_tokenizer(minilm), sequence_length=128, padding="fixed")
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def fixed_128(text):
+        x = {k: tf.cast(v, tf.int32) for k, v in fixed(text).items()}
+        return encoder(x, training=False)["pooled_output"]
+
+    hf_tok = tokenizers.Tokenizer.from_file(str(minilm / "tokenizer.json"))
+    hf_tok.enable_padding()
+    hf_tok.enable_truncation(128)
+    hf_model = transformers.BertModel.from_pretrained(str(minilm)).eval()
+
+    def hf(batch):
+        enc = hf_tok.encode_batch(batch)
+        ids = torch.tensor([e.ids for e in enc])
+        mask = torch.tensor([e.attention_mask for e in enc])
+        with torch.inference_mode():
+            return hf_model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).pooler_output
+
+    data = batches(texts, 32)
+    # Same answers first: pooled outputs of kbert's export and PyTorch agree.
+    a = fn(text=tf.constant(data[0]))["pooled_output"].numpy()
+    b = hf(data[0]).numpy()
+    max_diff = float(np.abs(a - b).max())
+    runners = {
+        "kbert SavedModel (strings in, dynamic length)": lambda batch: fn(text=tf.constant(batch)),
+        "kbert graph, fixed length 128": lambda batch: fixed_128(tf.constant(batch)),
+        "HF tokenizers + PyTorch (dynamic length)": hf,
+    }
+    best = time_interleaved(runners, data, repeats)
+    mean_len = float(np.mean([pre(text=tf.constant([t]))["padding_mask"].numpy().sum() for t in texts[:200]]))
+    base = best["HF tokenizers + PyTorch (dynamic length)"]
+    lines = ["| pipeline (MiniLM-L6, batch 32) | sentences/s | vs PyTorch |", "|---|---|---|"]
+    for name, seconds in best.items():
+        lines.append(f"| {name} | {len(texts) / seconds:.0f} | {base / seconds:.2f}x |")
+    note = (f"\n{len(texts)} SST-2 dev sentences (mean {mean_len:.1f} WordPieces with [CLS]/[SEP]), best of "
+            f"{repeats} interleaved passes. Max |pooled_output difference| kbert vs PyTorch: {max_diff:.1e}.")
+    return "\n".join(lines) + note, {"max_diff": max_diff}
+
+
+def finetune_classifier(rows: int, workdir: pathlib.Path) -> pathlib.Path:
+    """MiniLM + kbert's BertClassifier, one epoch on the first `rows` SST-2 train rows (seq 64)."""
+    minilm = kbert.pretrained.minilm_path()
+    tokenizer = kbert.load_tokenizer(minilm)
+    model = kbert.BertClassifier(kbert.load_pretrained(minilm), num_classes=2)
+    model.compile()
+    model.optimizer.learning_rate = 5e-5
+    texts, labels = read_sst2("train", rows)
+    pre = kbert.BertPreprocessor(tokenizer, sequence_length=64)
+    ds = (tf.data.Dataset.from_tensor_slices((texts, labels)).shuffle(rows, seed=0).batch(32)
+          .map(lambda t, y: ({k: tf.cast(v, tf.int32) for k, v in pre(t).items()}, y)))
+    model.fit(ds, epochs=1, verbose=2)
+    directory = workdir / "sst2_model"
+    kbert.save_model(model, directory, tokenizer, labels=["negative", "positive"], sequence_length=64)
+    return directory
+
+
+def tflite_section(model_dir: pathlib.Path, workdir: pathlib.Path, rows: int, repeats: int) -> str:
+    texts, labels = read_sst2("dev", rows)
+    source = load_source(model_dir)
+    saved = export(source, workdir / "cls" / "1")
+    fn = tf.saved_model.load(str(saved)).signatures["serving_default"]
+    sm_pred = np.concatenate([fn(text=tf.constant(b))["label_id"].numpy() for b in batches(texts, 64)])
+    files = {q: tflite_lib.convert(source, quantize=q) for q in ("none", "dynamic")}
+    interps = {q: tflite_lib.interpreter(b, num_threads=os.cpu_count()) for q, b in files.items()}
+    preds, probs = {}, {}
+    for q, it in interps.items():
+        outs = [tflite_lib.run(it, {"text": [t]}) for t in texts]
+        preds[q] = np.array([o["label_id"][0] for o in outs])
+        probs[q] = np.stack([o["probabilities"][0] for o in outs])
+    sm_probs = np.concatenate([fn(text=tf.constant(b))["probabilities"].numpy() for b in batches(texts, 64)])
+    sample = [[t] for t in texts[:200]]
+    best = time_interleaved({q: (lambda it: lambda b: tflite_lib.run(it, {"text": b}))(it)
+                             for q, it in interps.items()}
+                            | {"sm": lambda b: fn(text=tf.constant(b))}, sample, repeats)
+    acc = {q: float(np.mean(p == np.array(labels))) for q, p in preds.items()}
+    sm_acc = float(np.mean(sm_pred == np.array(labels)))
+    weights = sum(int(np.prod(w.shape)) * 4 for w in source.model.weights)
+    lines = [
+        "| runtime (SST-2 classifier, batch 1) | ms / sentence | file size | dev accuracy |",
+        "|---|---|---|---|",
+        f"| SavedModel (TF) | {1000 * best['sm'] / len(sample):.2f} | {_dir_size(saved) / 1e6:.1f} MB | {100 * sm_acc:.2f} |",
+        f"| TFLite float32 | {1000 * best['none'] / len(sample):.2f} | {len(files['none']) / 1e6:.1f} MB | {100 * acc['none']:.2f} |",
+        f"| TFLite dynamic-range int8 | {1000 * best['dynamic'] / len(sample):.2f} | {len(files['dynamic']) / 1e6:.1f} MB | {100 * acc['dynamic']:.2f} |",
+    ]
+    note = (f"\nWeights {weights / 1e6:.1f} MB float32; SavedModel/(weights) = {_dir_size(saved) / weights:.3f}. "
+            f"int8 size ratio {len(files['dynamic']) / len(files['none']):.2f}; accuracy change int8 - float "
+            f"{100 * (acc['dynamic'] - acc['none']):+.2f} points on {len(texts)} dev sentences; "
+            f"max |prob| TFLite float vs SavedModel {np.abs(probs['none'] - sm_probs).max():.1e} "
+            f"(fast normaliser; label agreement {100 * np.mean(preds['none'] == sm_pred):.2f}%). "
+            f"Classifier: {source.model.name} from {model_dir.name}.")
+    return "\n".join(lines) + note
+
+
+def _dir_size(path: pathlib.Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name != "model.tflite")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=pathlib.Path, default=None, help="fine-tuned SST-2 model directory")
+    parser.add_argument("--train-rows", type=int, default=2000)
+    parser.add_argument("--rows", type=int, default=872, help="SST-2 dev rows")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip-tflite", action="store_true")
+    args = parser.parse_args()
+    if not SST2.is_dir():
+        sys.exit(f"SST-2 not found at {SST2}")
+    texts, _ = read_sst2("dev", args.rows)
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, TF {tf.__version__}"
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        table, _ = throughput(texts, tmp, args.repeats)
+        body = f"Command: `{command_line()}`  \nMachine: {machine}\n\n{table}\n"
+        write_section("serving", body)
+        print(body)
+        if not args.skip_tflite:
+            model_dir = args.model or finetune_classifier(args.train_rows, tmp)
+            body += "\n" + tflite_section(model_dir, tmp, args.rows, args.repeats) + "\n"
+            write_section("serving", body)
+            print(body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""`kbert predict EXPORT "text" ...`: run a kbert SavedModel export or `.tflite` file, one JSON line each."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any, Iterator
+
+import numpy as np
+
+INPUT_KEYS = ("text", "text_pair", "question", "context")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("export", type=pathlib.Path,
+                        help="a kbert export directory (SavedModel) or a .tflite file (e.g. EXPORT/model.tflite)")
+    parser.add_argument("texts", nargs="*", help="texts; for QA, alternate question and context")
+    parser.add_argument("--input", type=pathlib.Path, default=None,
+                        help='JSON lines with "text" (and "text_pair"), or "question" and "context"')
+    parser.add_argument("--signature", default="serving_default", help="signature to run")
+
+
+def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
+    if args.input is not None:
+        if not args.input.is_file():
+            raise FileNotFoundError(f"input file not found: {args.input}")
+        for number, line in enumerate(args.input.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{args.input}:{number}: invalid JSON ({err.msg})") from err
+            missing = [n for n in input_names if n not in row]
+            if missing:
+                raise ValueError(f"{args.input}:{number}: missing field(s) {', '.join(missing)}")
+            rows.append({n: str(row[n]) for n in input_names})
+    texts = list(args.texts)
+    if len(input_names) == 2:
+        if len(texts) % 2:
+            raise ValueError(f"this signature takes {input_names}: give the texts in pairs")
+        rows += [dict(zip(input_names, texts[i:i + 2])) for i in range(0, len(texts), 2)]
+    else:
+        rows += [{input_names[0]: t} for t in texts]
+    return rows
+
+
+def rows_of(outputs: dict[str, Any], n: int) -> Iterator[dict[str, Any]]:
+    """Splits batched outputs into one JSON-able dict per input, dropping -1 / "" padding columns."""
+    arrays = {k: np.asarray(v) for k, v in outputs.items()}
+    for i in range(n):
+        row = {}
+        for key, value in arrays.items():
+            row[key] = _jsonable(value[i])
+        for prefix in ("word", "entity"):
+            count = row.get(f"num_{prefix}s")
+            if count is not None:
+                for key in row:
+                    if key.startswith(prefix + "_") and isinstance(row[key], list):
+                        row[key] = row[key][:count]
+        yield row
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.export.suffix == ".tflite":
+            from kbert.export import tflite
+
+            interp = tflite.interpreter(args.export)
+            names = list(interp.get_signature_list()[args.signature]["inputs"])
+            # Signature inputs in call order: question before context, text before text_pair.
+            names.sort(key=lambda n: INPUT_KEYS.index(n) if n in INPUT_KEYS else 9)
+            rows = read_inputs(args, names)
+            outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, args.signature)
+        else:
+            import tensorflow as tf
+            import tensorflow_text  # noqa: F401  (registers the ops the export uses)
+
+            if not (args.export / "saved_model.pb").is_file():
+                raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")
+            loaded = tf.saved_model.load(str(args.export))
+            fn = loaded.signatures[args.signature]
+            names = sorted(fn.structured_input_signature[1], key=lambda n: INPUT_KEYS.index(n)
+                           if n in INPUT_KEYS else 9)
+            rows = read_inputs(args, names)
+            outputs = {k: v.numpy() for k, v in fn(**{n: tf.constant([r[n] for r in rows], tf.string)
+                                                       for n in names}).items()}
+    except (FileNotFoundError, ValueError, KeyError) as err:
+        print(f"kbert predict: error: {err}", file=sys.stderr)
+        return 1
+    for row in rows_of(outputs, len(rows)):
+        print(json.dumps(row, ensure_ascii=False, sort_keys=True))
+    return 0

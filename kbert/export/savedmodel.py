@@ -1,0 +1,190 @@
+"""Writing a kbert export: a strings-in SavedModel (TF Serving version directory), its warmup and TFLite.
+
+    OUT/saved_model.pb, OUT/variables/        the graph and each weight once
+    OUT/assets/vocab.txt, labels.txt, kbert_export.json   vocabulary, labels and config (relative)
+    OUT/assets.extra/tf_serving_warmup_requests        PredictionLog records, one per signature
+    OUT/model.tflite                          with --tflite (TF Serving ignores it)
+
+OUT may be `export/models/NAME/VERSION`: everything is written to a hidden temporary directory beside OUT
+and renamed into place at the end, so a server polling NAME/ never sees a half-written version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kbert.export.serving_module import ServingModule
+from kbert.text import BertTokenizer
+
+WARMUP_FILE = "tf_serving_warmup_requests"
+TFLITE_FILE = "model.tflite"
+CONFIG_FILE = "kbert_export.json"
+# Example inputs of the warmup requests, per signature input name.
+WARMUP_INPUTS = {
+    "text": ["kbert warmup request", "a"],
+    "text_pair": ["second segment", ""],
+    "question": ["what is warmed up?"],
+    "context": ["the server is warmed up by these requests."],
+}
+
+
+@dataclasses.dataclass
+class ExportSource:
+    """What an export is built from: a model, its tokenizer, task and labels."""
+
+    model: keras.Model
+    tokenizer: BertTokenizer
+    task: str
+    labels: list[str] | None
+    sequence_length: int
+    truncate: str = "round_robin"
+    pair: bool = False
+
+
+def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> ExportSource:
+    """Reads a fine-tuned model directory (task.json) or a bare encoder checkpoint (task "encoder").
+
+    Args:
+        path: a `kbert.save_model` / `kbert finetune` directory, or a kbert / HF / Google checkpoint.
+        sequence_length: overrides the training sequence length (encoder default: 128).
+    """
+    from kbert.convert.checkpoints import load_pretrained
+    from kbert.text import load_tokenizer
+    from kbert.training.model_dir import load_model
+
+    path = pathlib.Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"model directory not found: {path}")
+    if (path / "task.json").is_file():
+        model = load_model(path, compile=False)
+        info = model.task_info
+        length = int(sequence_length or info["sequence_length"])
+        pair = bool(info.get("pair") or info.get("text_pair") or info.get("text_pair_column"))
+        return ExportSource(model, model.tokenizer, model.task, model.label_names, length,
+                            info.get("truncate", "round_robin"), pair)
+    encoder = load_pretrained(path)
+    return ExportSource(encoder, load_tokenizer(path), "encoder", None, int(sequence_length or 128))
+
+
+def build_module(source: ExportSource, fast_normalizer: bool = False) -> ServingModule:
+    """The `ServingModule` of a source; `fast_normalizer=True` gives the TFLite-convertible graph."""
+    tokenizer = source.tokenizer
+    if fast_normalizer != tokenizer.fast_normalizer:
+        tokenizer = BertTokenizer(tokenizer.get_vocabulary(), lowercase=tokenizer.lowercase,
+                                  strip_accents=tokenizer.strip_accents,
+                                  max_chars_per_word=tokenizer.max_chars_per_word, fast_normalizer=fast_normalizer)
+    return ServingModule(source.model, tokenizer, source.task, labels=source.labels,
+                         sequence_length=source.sequence_length, truncate=source.truncate, pair=source.pair)
+
+
+def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,
+           quantize: str = "none", sequence_length: int | None = None, force: bool = False,
+           _before_rename=None) -> pathlib.Path:
+    """Writes the SavedModel (and optionally `model.tflite` inside it) atomically at `out`.
+
+    Args:
+        source: an `ExportSource` or a model / checkpoint directory (see `load_source`).
+        out: the export directory, e.g. `export/models/sst2/1`. Must not exist unless `force`.
+        tflite: also write `out/model.tflite`.
+        quantize: "none", "dynamic" (int8 weights) or "float16", for the TFLite file.
+        sequence_length: overrides the packing length.
+        force: replace an existing `out`.
+
+    Returns:
+        `out` as a path.
+
+    Raises:
+        FileExistsError: `out` exists and `force` is False.
+    """
+    from kbert.export import tflite as tflite_lib
+
+    if quantize not in tflite_lib.QUANTIZE_MODES:
+        raise ValueError(f"quantize must be one of {tflite_lib.QUANTIZE_MODES}, got {quantize!r}")
+    if not isinstance(source, ExportSource):
+        source = load_source(source, sequence_length)
+    elif sequence_length:
+        source = dataclasses.replace(source, sequence_length=int(sequence_length))
+    out = pathlib.Path(out)
+    if out.exists() and not force:
+        raise FileExistsError(f"{out} exists; pass force=True (--force) to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Hidden and non-numeric: TF Serving only loads directories named by an integer.
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        module = build_module(source)
+        write_saved_model(module, source, tmp)
+        if tflite:
+            (tmp / TFLITE_FILE).write_bytes(tflite_lib.convert(source, quantize=quantize))
+        if _before_rename is not None:
+            _before_rename(tmp)
+        if out.exists():
+            shutil.rmtree(out)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def write_saved_model(module: ServingModule, source: ExportSource, directory: pathlib.Path) -> None:
+    """Saves `module` with its assets into an empty `directory`, then writes the warmup records."""
+    with tempfile.TemporaryDirectory() as staging:
+        staging = pathlib.Path(staging)
+        (staging / "vocab.txt").write_text("\n".join(source.tokenizer.get_vocabulary()) + "\n", encoding="utf-8")
+        (staging / "labels.txt").write_text("".join(f"{x}\n" for x in source.labels or []), encoding="utf-8")
+        config = {"task": source.task, "labels": source.labels, "sequence_length": source.sequence_length,
+                  "truncate": source.truncate, "pair": source.pair, "lowercase": source.tokenizer.lowercase,
+                  "signatures": sorted(module.signatures())}
+        (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        # Tracked assets are copied into directory/assets and referenced relatively.
+        module.assets = [tf.saved_model.Asset(str(staging / name))
+                         for name in ("vocab.txt", "labels.txt", CONFIG_FILE)]
+        tf.saved_model.save(module, str(directory), signatures=module.signatures())
+    write_warmup(directory, module)
+
+
+def warmup_inputs(fn) -> dict[str, np.ndarray]:
+    """Example inputs for one signature, keyed by its input names."""
+    names = [spec.name for spec in fn.get_concrete_function().structured_input_signature[0]]
+    batch = max(len(WARMUP_INPUTS.get(n, ["x"])) for n in names)
+    return {n: np.array((WARMUP_INPUTS.get(n, ["x"]) * batch)[:batch], dtype=object) for n in names}
+
+
+def write_warmup(directory: pathlib.Path, module: ServingModule) -> pathlib.Path:
+    """Writes `assets.extra/tf_serving_warmup_requests`: one PredictionLog per signature."""
+    from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
+
+    path = pathlib.Path(directory) / "assets.extra" / WARMUP_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for name, fn in module.signatures().items():
+            request = predict_pb2.PredictRequest(model_spec=model_pb2.ModelSpec(signature_name=name))
+            for key, value in warmup_inputs(fn).items():
+                request.inputs[key].CopyFrom(tf.make_tensor_proto(value, dtype=tf.string))
+            log = prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request))
+            writer.write(log.SerializeToString())
+    return path
+
+
+def read_warmup(directory: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
+    """The warmup requests of an export as `(signature_name, {input: ndarray})`."""
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    path = pathlib.Path(directory) / "assets.extra" / WARMUP_FILE
+    requests = []
+    for record in tf.data.TFRecordDataset(str(path)):
+        log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
+        request = log.predict_log.request
+        requests.append((request.model_spec.signature_name,
+                         {k: tf.make_ndarray(v) for k, v in request.inputs.items()}))
+    return requests

@@ -1,0 +1,74 @@
+"""TFLite conversion of a kbert export, and running the `.tflite` file with LiteRT.
+
+The TFLite graph uses `tf_text.FastBertTokenizer` (FastBertNormalize + FastWordpieceTokenize, registered
+by `tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`) and TFLite built-ins only: the exact BERT
+normaliser of `kbert.text.normalization` needs TF string ops (RegexReplace, NormalizeUTF8, ...) that only
+the Flex delegate runs, and `ai_edge_litert` ships without Flex. FastBertNormalize's NFKC case folding
+gives different ids from BERT's on some non-ASCII text (full-width punctuation, ß, ligatures); ASCII and
+most accented Latin text tokenizes identically. Offsets (tagger, QA) are UTF-8 bytes in the TFLite file,
+and the string slices (`word_text`, `entity_text`, `answer`) are left to the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+QUANTIZE_MODES = ("none", "dynamic", "float16")
+
+
+def convert(source, quantize: str = "none") -> bytes:
+    """Converts an `ExportSource` (see `kbert.export.savedmodel`) to a `.tflite` flatbuffer.
+
+    Args:
+        source: `kbert.export.savedmodel.ExportSource`.
+        quantize: "none" (float32), "dynamic" (dynamic-range int8 weights) or "float16" (float16 weights).
+
+    Returns:
+        The TFLite model bytes, with the SavedModel's signatures.
+    """
+    from kbert.export.savedmodel import build_module
+
+    if quantize not in QUANTIZE_MODES:
+        raise ValueError(f"quantize must be one of {QUANTIZE_MODES}, got {quantize!r}")
+    module = build_module(source, fast_normalizer=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tf.saved_model.save(module, tmp, signatures=module.signatures())
+        converter = tf.lite.TFLiteConverter.from_saved_model(tmp, signature_keys=sorted(module.signatures()))
+        # Built-ins plus tensorflow-text's custom ops; a graph needing Flex fails here, not on the phone.
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        converter.allow_custom_ops = True
+        if quantize != "none":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        if quantize == "float16":
+            converter.target_spec.supported_types = [tf.float16]
+        return converter.convert()
+
+
+def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | None = None):
+    """A LiteRT interpreter with tensorflow-text's TFLite ops registered."""
+    import tensorflow_text
+    from ai_edge_litert.interpreter import InterpreterWithCustomOps
+
+    registerers = tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS
+    if isinstance(path_or_bytes, bytes):
+        return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=path_or_bytes,
+                                        num_threads=num_threads)
+    path = pathlib.Path(path_or_bytes)
+    if not path.is_file():
+        raise FileNotFoundError(f"TFLite file not found: {path}")
+    return InterpreterWithCustomOps(custom_op_registerers=registerers, model_path=str(path),
+                                    num_threads=num_threads)
+
+
+def run(interp, inputs: dict[str, Any], signature: str = "serving_default") -> dict[str, np.ndarray]:
+    """Runs one signature; string inputs are 1-D arrays (or lists) of str or bytes."""
+    runner = interp.get_signature_runner(signature)
+    feed = {k: np.asarray(v, dtype=object) if np.asarray(v).dtype.kind in "OUS" else np.asarray(v)
+            for k, v in inputs.items()}
+    return runner(**feed)
