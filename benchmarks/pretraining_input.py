@@ -7,7 +7,7 @@ Measures sequences/s that `tf.data` delivers (no model), in interleaved rounds:
   - masking alone on the same in-memory batches: kbert `DynamicMasker` vs keras-hub
     `MaskedLMMaskGenerator` (tensorflow-text `mask_language_model`), the peer;
   - raw text end to end (`text_pretraining_dataset`: read, tokenize, build instances in Python, mask).
-Corpora: /work/shared/data/corpora (English Gutenberg, Chinese CLUECorpusSmall) when present, else
+Corpora: ../shared/data/corpora (English Gutenberg, Chinese CLUECorpusSmall) when present, else
 generated text.
 
     python -m benchmarks.pretraining_input [--rounds 3] [--max-mb 2]
