@@ -130,7 +130,9 @@ def pretrain_from_scratch(out: pathlib.Path, steps: int) -> dict:
 
 
 def _size(path: pathlib.Path) -> str:
-    return f"{sum(p.stat().st_size for p in path.rglob('*') if p.is_file()) / 1e6:.1f} MB"
+    """The SavedModel's size: every file of the export except the TFLite model stored beside it."""
+    files = [p for p in path.rglob("*") if p.is_file() and p.suffix != ".tflite"]
+    return f"{sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
 
 
 def run(args: argparse.Namespace) -> int:
