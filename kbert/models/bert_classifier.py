@@ -43,13 +43,7 @@ class BertClassifier(BertTask):
         if num_classes < 1:
             raise ValueError(f"num_classes must be >= 1, got {num_classes}")
         self.num_classes = num_classes
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.bert_config.initializer_range),
-            dtype="float32",  # logits in float32 under mixed precision
-            name="logits",
-        )
+        self._build_head_layers(encoder, num_classes, dropout, name="logits")
 
         def head(inputs, encoded):
             return self.output_dense(self.output_dropout(encoded["pooled_output"]))

@@ -39,13 +39,7 @@ class BertQuestionAnswerer(BertTask):
     """
 
     def __init__(self, encoder: BertEncoder, dropout: float = 0.1, feature_based: bool = False, **kwargs):
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            2,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.bert_config.initializer_range),
-            dtype="float32",
-            name="span_logits",
-        )
+        self._build_head_layers(encoder, 2, dropout, name="span_logits")
 
         def head(inputs, encoded):
             logits = self.output_dense(self.output_dropout(encoded["sequence_output"]))  # (batch, seq, 2)

@@ -68,5 +68,13 @@ class BertTask(keras.Model):
     def get_compile_config(self):
         return None  # compile() defaults are rebuilt by calling compile() after loading
 
-    def head_initializer(self) -> keras.initializers.Initializer:
-        return keras.initializers.TruncatedNormal(stddev=self.encoder.bert_config.initializer_range)
+    def _build_head_layers(self, encoder: BertEncoder, units: int, dropout: float, name: str) -> None:
+        """The head every task shares: dropout, then a dense layer with float32 outputs (logits stay float32
+        under mixed precision), initialised like the encoder."""
+        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dense = keras.layers.Dense(
+            units,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.bert_config.initializer_range),
+            dtype="float32",
+            name=name,
+        )

@@ -42,13 +42,7 @@ class BertTokenClassifier(BertTask):
         if num_labels < 2:
             raise ValueError(f"num_labels must be >= 2, got {num_labels}")
         self.num_labels = num_labels
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            num_labels,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=encoder.bert_config.initializer_range),
-            dtype="float32",
-            name="logits",
-        )
+        self._build_head_layers(encoder, num_labels, dropout, name="logits")
 
         def head(inputs, encoded):
             return self.output_dense(self.output_dropout(encoded["sequence_output"]))
