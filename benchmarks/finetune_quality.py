@@ -2,7 +2,8 @@
 
 SST-2 (accuracy on the full dev set), CoNLL-2003 NER (entity F1 on test), SQuAD v1.1 (train on articles
 0-39 of the dev file, EM/F1 on 40-47), all from all-MiniLM-L6-v2 and ../shared/data. Both sides get the
-same examples, sequence length, epochs, batch size, peak learning rate, linear warmup/decay, AdamW
+same examples, sequence length, epochs, batch size, peak learning rate, BERT's linear warmup/decay
+(`kbert.training.schedules.LinearWarmupLinearDecay`, rebuilt as a torch LambdaLR), AdamW
 (weight decay 0.01 except biases and LayerNorm, epsilon 1e-6), gradient clipping at norm 1.
 
 Run: python -m benchmarks.finetune_quality [--sst2-train-rows 8000 ...]   (every size has a flag)
@@ -60,7 +61,6 @@ def _hf_train(model, batches, epochs: int, lr: float, warmup_ratio: float, seed:
     Returns (seconds after the first step, examples after the first step).
     """
     import torch
-    from transformers import get_linear_schedule_with_warmup
 
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
@@ -69,7 +69,12 @@ def _hf_train(model, batches, epochs: int, lr: float, warmup_ratio: float, seed:
     ]
     optimizer = torch.optim.AdamW(groups, lr=lr, eps=1e-6)
     steps = sum(1 for _ in batches(0)) * epochs
-    schedule = get_linear_schedule_with_warmup(optimizer, int(warmup_ratio * steps), steps)
+    warmup = int(warmup_ratio * steps)
+    # kbert's (and Google BERT's) schedule: the warmup ramp replaces a decay measured from step 0, so the
+    # rate peaks at lr * (1 - warmup / steps). transformers' get_linear_schedule_with_warmup peaks at lr
+    # and decays from the end of the warmup: about 1 / (1 - warmup_ratio) times more learning rate.
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda u: u / warmup if u < warmup else max(0.0, 1.0 - u / steps))
     model.train()
     start, seen = None, 0
     for epoch in range(epochs):
@@ -235,6 +240,8 @@ def main() -> None:
     parser.add_argument("--warmup-ratio", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
+    parser.add_argument("--section", default="finetune_quality",
+                        help="BENCHMARKS.md section to write (another name keeps a second recipe's table)")
     parser.add_argument("--no-write", action="store_true", help="print the table, leave BENCHMARKS.md alone")
     args = parser.parse_args()
     init = kbert.pretrained.minilm_path()
@@ -250,6 +257,7 @@ def main() -> None:
             result[framework] = (metrics, speed, time.perf_counter() - began)
             print(f"{name} {framework}: {metrics} {speed:.1f} examples/s", flush=True)
         rows.append(result)
+        write(rows, args, frameworks)  # after each task, so a later failure keeps the finished rows
 
     if "sst2" in tasks:
         info = {"text_column": "sentence", "label_column": "label"}
@@ -284,7 +292,6 @@ def main() -> None:
              lambda: hf_squad(str(init), train, dev, args),
              f"train {len(train)} questions (articles 0-39), eval {len(dev)} (articles 40-47), "
              f"length {args.squad_sequence_length}, stride {args.doc_stride}")
-    write(rows, args, frameworks)
 
 
 def _score(row, framework):
@@ -302,7 +309,8 @@ def write(rows, args, frameworks) -> None:
     from benchmarks.report import command_line, write_section
 
     lines = [
-        "## Fine-tuning quality: kbert vs. Hugging Face PyTorch (all-MiniLM-L6-v2)",
+        f"## Fine-tuning quality: kbert vs. Hugging Face PyTorch (all-MiniLM-L6-v2, {args.epochs} epoch(s), "
+        f"lr {args.learning_rate:g})",
         "",
         f"Command: `{command_line()}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU; "
@@ -325,7 +333,7 @@ def write(rows, args, frameworks) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section("finetune_quality", text)
+        write_section(args.section, text)
 
 
 if __name__ == "__main__":

@@ -86,5 +86,6 @@ def run(args: argparse.Namespace) -> int:
         **extra,
     )
     print(json.dumps(result["metrics"], indent=2))
-    print(f"wrote {result['model_dir']} ({result['train_examples_per_second']:.1f} training examples/s)")
+    print(f"wrote {result['model_dir']} ({result['train_examples_per_second']:.1f} training examples/s, "
+          f"{result['replicas']} replica(s))")
     return 0

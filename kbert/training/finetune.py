@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from kbert import data as task_data
 from kbert.convert.checkpoints import load_pretrained
@@ -32,6 +33,7 @@ from kbert.models.bert_question_answerer import BertQuestionAnswerer
 from kbert.models.bert_token_classifier import BertTokenClassifier
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.training.model_dir import load_model, save_model
+from kbert.training.multi_worker import patch_model_for_multi_worker
 from kbert.training.optimizers import create_optimizer, set_mixed_precision
 from kbert.training.strategy import get_strategy
 
@@ -103,10 +105,13 @@ def predict_and_score(model: keras.Model, task: str, info: dict[str, Any], token
     check_labels(task, examples, info.get("labels"))
     dataset, features = _dataset(task, examples, tokenizer, info, batch_size, training=False)
     progress = keras.utils.Progbar(None, verbose=verbose, unit_name="batch")
+    # A plain traced call, not `predict_on_batch`: under a several-replica strategy Keras 3.15 feeds the
+    # whole batch to every replica and concatenates the copies.
+    forward = tf.function(lambda x: model(x, training=False), reduce_retracing=True)
     outputs = []
     for step, inputs in enumerate(dataset):
         word_ids = inputs.pop("word_ids", None)
-        out = model.predict_on_batch(inputs)
+        out = tf.nest.map_structure(lambda t: t.numpy(), forward(inputs))
         outputs.append((out, None if word_ids is None else word_ids.numpy()))
         progress.update(step + 1)
     if verbose:
@@ -222,7 +227,7 @@ def finetune(
 
     Returns:
         dict with "metrics" (as written to metrics.json, {} without validation), "train_examples"
-        (windows for QA), "train_seconds", "train_examples_per_second" and "model_dir".
+        (windows for QA), "train_seconds", "train_examples_per_second", "model_dir" and "replicas".
 
     Example:
     >>> finetune("classify", "minilm/", "train.tsv", "dev.tsv", "out/", text_column="sentence")  # doctest: +SKIP
@@ -276,8 +281,9 @@ def finetune(
                 model = BertQuestionAnswerer(encoder, dropout=dropout, feature_based=feature_based)
             model.compile(optimizer=create_optimizer(learning_rate, steps, int(warmup_ratio * steps),
                                                      weight_decay=weight_decay))
+            patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise
         began = time.perf_counter()
-        model.fit(train_data, epochs=epochs, verbose=verbose, callbacks=list(callbacks))
+        model.fit(train_data, epochs=epochs, verbose=verbose, callbacks=list(callbacks), shuffle=False)
         train_seconds = time.perf_counter() - began
         out = pathlib.Path(out)
         save_model(model, out, tokenizer, labels=info.pop("labels", None), sequence_length=sequence_length,
@@ -291,7 +297,8 @@ def finetune(
     finally:
         set_mixed_precision(previous_policy if previous_policy != "float32" else "none")
     return {"metrics": metrics, "train_examples": num_train, "train_seconds": train_seconds,
-            "train_examples_per_second": num_train * epochs / train_seconds, "model_dir": str(out)}
+            "train_examples_per_second": num_train * epochs / train_seconds, "model_dir": str(out),
+            "replicas": int(distribution.num_replicas_in_sync)}
 
 
 def evaluate_model(

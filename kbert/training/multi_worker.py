@@ -1,7 +1,8 @@
-"""Makes Keras 3.15 `Model.fit` / `evaluate` work under `MultiWorkerMirroredStrategy`.
+"""Makes Keras 3.15 `Model.fit` / `evaluate` work under `MultiWorkerMirroredStrategy` (and BERT inputs
+under a several-replica `MirroredStrategy`).
 
 Temporary workaround for two upstream bugs in `keras/src/backend/tensorflow/trainer.py`; remove this
-module (and its one call in the training code) once Keras fixes them:
+module (and its calls in the training code) once Keras fixes them:
 
 1. keras-team/keras#20585, nested batches reduced as tensors. `fit` / `evaluate` first build the
    model symbolically from one batch. `TensorFlowTrainer._maybe_symbolic_build` gets that batch
@@ -10,7 +11,12 @@ module (and its one call in the training code) once Keras fixes them:
        ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor ...> }) with an
        unsupported type (<class '...values.PerReplica'>) to a Tensor.
    (A mean of integer token ids would be wrong anyway; only shapes and dtypes are needed.)
-   Fix: build from the first local replica's batch, which has the right shapes and dtypes.
+   A single-worker MirroredStrategy with several replicas takes the same path and does reduce each
+   tensor, which fails on BERT's boolean padding mask:
+       InvalidArgumentError: Value for attr 'T' of bool is not in the list of allowed values ...
+       [Op:AddN]
+   Fix: build from the first local replica's batch, which has the right shapes and dtypes, under
+   any strategy with more than one replica.
 
 2. keras-team/keras#20329 (also tensorflow/tensorflow#72388), scalar logs reduced on axis 0.
    `reduce_per_replica(..., reduction="mean")` runs `strategy.reduce("MEAN", v, axis=0)` on every
@@ -22,8 +28,9 @@ module (and its one call in the training code) once Keras fixes them:
    so Keras' reduction along axis 0 is the mean over the replicas and gives back the original
    shape: the same "mean over replicas" that Keras computes for a single-worker MirroredStrategy.
 
-Both fixes only change anything when the strategy is a MultiWorkerMirroredStrategy in multi-worker
-mode, so `patch_model_for_multi_worker` is safe to apply under any strategy. `predict` is not
+Fix 2 only changes anything when the strategy is a MultiWorkerMirroredStrategy in multi-worker mode,
+fix 1 when the strategy has several replicas, so `patch_model_for_multi_worker` is safe to apply under
+any strategy. `predict` is not
 affected by these bugs and is left alone.
 """
 
@@ -73,12 +80,13 @@ def _first_local_batch(strategy: tf.distribute.Strategy, batch: Any) -> Any:
 
 
 def patch_model_for_multi_worker(model: keras.Model) -> keras.Model:
-    """Patches one Keras model so that `fit` / `evaluate` work under MultiWorkerMirroredStrategy.
+    """Patches one Keras model so that `fit` / `evaluate` work under MultiWorkerMirroredStrategy
+    (and a several-replica MirroredStrategy with boolean inputs).
 
     Works with any Keras 3 model (Sequential, functional or subclassed, with or without its own
     `train_step`): it wraps the instance's `train_step`, `test_step` and `_maybe_symbolic_build`
     (see the module docstring for the two upstream bugs). It is idempotent and changes nothing
-    unless the strategy is in multi-worker mode. Call it after building the model inside
+    under a single-replica strategy. Call it after building the model inside
     `strategy.scope()` and before the first `fit` / `evaluate`.
 
     Args:
@@ -110,7 +118,8 @@ def patch_model_for_multi_worker(model: keras.Model) -> keras.Model:
 
     def maybe_symbolic_build(self: keras.Model, iterator: Any = None, data_batch: Any = None) -> None:
         strategy = self.distribute_strategy
-        if iterator is None or self._distribute_strategy is None or not in_multi_worker_mode(strategy):
+        several = in_multi_worker_mode(strategy) or strategy.num_replicas_in_sync > 1
+        if iterator is None or self._distribute_strategy is None or not several:
             return original_symbolic_build(iterator=iterator, data_batch=data_batch)
         for _, _, data_iterator in iterator:
             data_batch = _first_local_batch(strategy, next(data_iterator))

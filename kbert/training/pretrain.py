@@ -169,7 +169,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     from kbert.models.bert_encoder import BertEncoder
     from kbert.models.bert_pretrainer import BertPretrainer
     from kbert.training.callbacks import fit_steps, restored_step, training_callbacks
-    from kbert.training.multi_worker import in_multi_worker_mode, patch_model_for_multi_worker
+    from kbert.training.multi_worker import patch_model_for_multi_worker
     from kbert.training.optimizers import create_optimizer, set_mixed_precision
 
     if config.seed is not None:
@@ -203,8 +203,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
             gradient_accumulation_steps=config.gradient_accumulation_steps,
         )
         pretrainer.compile(optimizer=optimizer, jit_compile=config.jit_compile)
-    if in_multi_worker_mode(strategy):
-        patch_model_for_multi_worker(pretrainer)
+    patch_model_for_multi_worker(pretrainer)  # needed under several replicas, a no-op otherwise
 
     save_every = max(1, min(config.save_every_steps, config.steps))
     start = restored_step(out, save_every)
@@ -222,6 +221,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         "steps": step,
         "objective": objective,
         "global_batch_size": global_batch,
+        "replicas": int(strategy.num_replicas_in_sync),
         "final_metrics": {k: float(v[-1]) for k, v in history.history.items()},
         "history": {k: [float(x) for x in v] for k, v in history.history.items()},
         "config": dataclasses.asdict(config),

@@ -6,7 +6,8 @@
   there are several, `one_device` on the GPU when there is one, else TensorFlow's default strategy.
   `auto` never picks `tpu` (probing for a TPU needs a network call).
 - `one_device`: `tf.distribute.OneDeviceStrategy` on `devices[0]`, the first GPU, or the CPU.
-- `mirrored`: `tf.distribute.MirroredStrategy` over `devices` (default: all GPUs, else the CPU).
+- `mirrored`: `tf.distribute.MirroredStrategy` over `devices` (default: all GPUs, else every logical
+  CPU device when there are several, else the CPU).
 - `multi_worker`: `tf.distribute.MultiWorkerMirroredStrategy`; the cluster comes from the TF_CONFIG
   environment variable (see `read_tf_config`). Keras 3.15 `fit` needs
   `kbert.training.multi_worker.patch_model_for_multi_worker` under it.
@@ -142,6 +143,10 @@ def get_strategy(
     if name == "one_device":
         device = devices[0] if devices else (gpus[0].name if gpus else "/cpu:0")
         return tf.distribute.OneDeviceStrategy(device)
+    if not devices and not gpus:
+        # MirroredStrategy alone takes /cpu:0 only; logical CPUs set up by the user count as replicas.
+        cpus = [device.name for device in tf.config.list_logical_devices("CPU")]
+        devices = cpus if len(cpus) > 1 else None
     return tf.distribute.MirroredStrategy(devices=list(devices) if devices else None)
 
 
