@@ -30,8 +30,8 @@ module (and its calls in the training code) once Keras fixes them:
 
 Fix 2 only changes anything when the strategy is a MultiWorkerMirroredStrategy in multi-worker mode,
 fix 1 when the strategy has several replicas, so `patch_model_for_multi_worker` is safe to apply under
-any strategy. `predict` is not
-affected by these bugs and is left alone.
+any strategy. `predict` is left alone (`kbert.training.finetune` scores through a plain traced call,
+since `predict_on_batch` under several replicas returns one copy of the batch per replica).
 """
 
 from __future__ import annotations

@@ -6,9 +6,6 @@ does: --feature-based, --mixed-precision, --strategy (mirrored over two logical 
 """
 
 import json
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import keras
@@ -21,7 +18,7 @@ import kbert
 from kbert.cli.main import main
 from kbert.training.finetune import finetune
 from tests.finetune.conftest import keyword_rows, write_tsv
-from tests.training._training_subprocess import ROOT, worker_env
+from tests.training._training_subprocess import run_cli_on_logical_cpus
 
 
 def _weights(layer):
@@ -81,18 +78,10 @@ def test_tfds_squad_question_answering(tmp_path, tiny_init):
 def test_mirrored_strategy_over_two_logical_cpus(tmp_path, tiny_init):
     train = write_tsv(tmp_path / "train.tsv", ["text", "label"], keyword_rows(256, 4))
     dev = write_tsv(tmp_path / "dev.tsv", ["text", "label"], keyword_rows(64, 5))
-    script = textwrap.dedent(f"""
-        import tensorflow as tf
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-        from kbert.cli.main import main
-        raise SystemExit(main(["finetune", "classify", "--init", {str(tiny_init)!r}, "--train", {str(train)!r},
-                               "--validation", {str(dev)!r}, "--sequence-length", "16", "--epochs", "6",
-                               "--batch-size", "16", "--learning-rate", "2e-3", "--strategy", "mirrored",
-                               "--out", {str(tmp_path / "out")!r}, "--quiet"]))
-    """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=worker_env(), capture_output=True,
-                          text=True, timeout=600)
+    done = run_cli_on_logical_cpus(["finetune", "classify", "--init", tiny_init, "--train", train, "--validation",
+                                    dev, "--sequence-length", 16, "--epochs", 6, "--batch-size", 16,
+                                    "--learning-rate", 2e-3, "--strategy", "mirrored", "--out", tmp_path / "out",
+                                    "--quiet"])
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 replica(s)" in done.stdout
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())

@@ -2,16 +2,13 @@
 
 import json
 import random
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import kbert
 from kbert.cli.main import main
-from tests.training._training_subprocess import ROOT, worker_env
+from tests.training._training_subprocess import run_cli_on_logical_cpus
 
 TOPICS = [
     (["cat", "dog", "cow"], ["eats", "sees", "likes"]),
@@ -94,18 +91,10 @@ def test_pretrain_from_raw_text_with_sop(corpus):
 def test_pretrain_mirrored_over_two_logical_cpus(corpus):
     # BERT features hold a boolean padding mask, which Keras 3.15's symbolic build would mean-reduce.
     out = corpus / "mirrored"
-    script = textwrap.dedent(f"""
-        import tensorflow as tf
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-        from kbert.cli.main import main
-        raise SystemExit(main(["pretrain", "--train-data", {str(corpus / "corpus.txt")!r}, "--vocab",
-                               {str(corpus / "vocab.txt")!r}, "--preset", "tiny", "--steps", "4",
-                               "--batch-size", "4", "--max-seq-length", "32", "--strategy", "mirrored",
-                               "--out", {str(out)!r}, "--verbose", "0"]))
-    """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=worker_env(), capture_output=True,
-                          text=True, timeout=600)
+    done = run_cli_on_logical_cpus(["pretrain", "--train-data", corpus / "corpus.txt", "--vocab",
+                                    corpus / "vocab.txt", "--preset", "tiny", "--steps", 4, "--batch-size", 4,
+                                    "--max-seq-length", 32, "--strategy", "mirrored", "--out", out,
+                                    "--verbose", 0])
     assert done.returncode == 0, done.stderr[-3000:]
     history = json.loads((out / "history.json").read_text())
     assert history["replicas"] == 2 and history["global_batch_size"] == 8 and history["steps"] == 4

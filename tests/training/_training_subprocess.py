@@ -58,3 +58,17 @@ def free_ports(n: int) -> list[int]:
     finally:
         for s in sockets:
             s.close()
+
+
+def run_cli_on_logical_cpus(argv: list[object], devices: int = 2, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Runs `kbert ARGV` in a fresh process whose CPU is split into `devices` logical devices (replicas)."""
+    script = (
+        "import sys\n"
+        "import tensorflow as tf\n"
+        "cpu = tf.config.list_physical_devices('CPU')[0]\n"
+        f"tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * {devices})\n"
+        "from kbert.cli.main import main\n"
+        "raise SystemExit(main(sys.argv[1:]))\n"
+    )
+    return subprocess.run([sys.executable, "-c", script, *map(str, argv)], cwd=ROOT, env=worker_env(),
+                          capture_output=True, text=True, timeout=timeout)
