@@ -1,338 +1,238 @@
-"""Fine-tuning quality: kbert vs. a Hugging Face PyTorch reference, same weights and recipe.
+"""Fine-tuning quality and wall time: `kbert finetune` vs. a transformers + PyTorch reference, same recipe.
 
-SST-2 (accuracy on the full dev set), CoNLL-2003 NER (entity F1 on test), SQuAD v1.1 (train on articles
-0-39 of the dev file, EM/F1 on 40-47), all from all-MiniLM-L6-v2 and ../shared/data. Both sides get the
-same examples, sequence length, epochs, batch size, peak learning rate, BERT's linear warmup/decay
-(`kbert.training.schedules.LinearWarmupLinearDecay`, rebuilt as a torch LambdaLR), AdamW
-(weight decay 0.01 except biases and LayerNorm, epsilon 1e-6), gradient clipping at norm 1.
+Every run is a separate process, so TF and torch state never mix and the wall time is the whole job
+(imports, model load, tokenization, tracing, training, saving, evaluation): kbert through its CLI,
+`kbert finetune classify|tag|qa`, the reference through `python -m benchmarks.hf_reference` with the
+same flags (AdamW, epsilon 1e-6, weight decay 0.01 except biases and LayerNorm, clipping at 1.0,
+dropout 0.1, linear warmup 10% + linear decay, batch 32, dynamic padding), both from all-MiniLM-L6-v2.
 
-Run: python -m benchmarks.finetune_quality [--sst2-train-rows 8000 ...]   (every size has a flag)
+Tasks, from ../shared/data: SST-2 (first N training rows, accuracy on dev), a sentence-pair task
+(`benchmarks.pair_task`: SQuAD v1.1 questions with the sentence that holds the answer or another
+sentence of the article; train on articles 0-39, accuracy on 40-47), CoNLL-2003 NER (first N training
+sentences, entity F1 on test) and SQuAD v1.1 windows (first N questions of articles 0-39, EM/F1 on
+40-47; both sides train on the windows of `build_qa_features`, the reference reads them from a file).
+
+Each task runs at every training size and seed; the table shows mean ± std (min–max) per size and the
+goal (`benchmarks.seed_spread`). `--wall-time` writes the wall-time table first (whole process,
+reference / kbert ratio, examples/s, and the phases read from the timestamped progress lines: start to
+the first optimizer step, training, saving + evaluation), then the same runs' scores.
+
+    python -m benchmarks.finetune_quality --tasks sst2,pairs,conll --sizes 500 1000 2000 4000 8000 \
+        --conll-sizes 1000 5000 --seeds 0 1 2 --json runs.json --resume
+    python -m benchmarks.finetune_quality --wall-time --tasks sst2,conll --sizes 2000 --conll-sizes 3000 \
+        --seeds 0 1 2 --json wall.json --resume
+
+Every finished run is saved to the JSON at once; `--resume` skips the runs already there, so an
+interrupted benchmark continues, and a later command with other tasks adds rows to the same table.
+Smoke test: `--sizes 64 --conll-sizes 64 --squad-sizes 32 --seeds 0 --dev-rows 64 --no-write`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import platform
-import random
+import re
+import shutil
+import subprocess
 import tempfile
 import time
+from typing import Any, Callable
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from benchmarks.finetune_tasks import METRICS, REPO, build_tasks, read_json
+from benchmarks.seed_spread import quality_table, wall_time_table
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-import kbert  # noqa: E402
-from kbert.data.qa_decoding import decode_answers  # noqa: E402
-from kbert.data.qa_features import build_qa_features  # noqa: E402
-from kbert.metrics import accuracy, entity_scores, squad_evaluate  # noqa: E402
-from kbert.training.finetune import finetune, read_task_examples  # noqa: E402
-
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_FIRST_STEP = re.compile(r"^\s*1/(\d+|Unknown)\b")
+_LAST_STEP = re.compile(r"^\s*(\d+)/\1\b")
+_KBERT_SPEED = re.compile(r"\(([0-9.]+) training examples/s")
 
 
-class SteadyTimer(keras.callbacks.Callback):
-    """Training time after the first batch (which includes graph tracing), and batches seen."""
+def run_timed(command: list[str], log: pathlib.Path) -> dict[str, Any]:
+    """Runs `command`, timestamps its output lines into `log`; returns the wall seconds, the seconds to
+    the first optimizer step and to the end of training, and the output lines.
 
-    def on_train_batch_end(self, batch, logs=None):
-        if not hasattr(self, "start"):
-            self.start, self.batches = time.perf_counter(), 0
-        else:
-            self.batches += 1
-
-    def on_train_end(self, logs=None):
-        self.seconds = time.perf_counter() - self.start
-
-
-# ---------------------------------------------------------------- Hugging Face PyTorch reference
-def _torch_setup(seed: int):
-    import torch
-
-    torch.manual_seed(seed)
-    torch.set_num_threads(os.cpu_count() or 1)
-    return torch
-
-
-def _hf_train(model, batches, epochs: int, lr: float, warmup_ratio: float, seed: int):
-    """AdamW + linear warmup/decay + clipping; `batches(epoch)` yields (inputs, labels) dicts of tensors.
-
-    Returns (seconds after the first step, examples after the first step).
+    The first step is the first progress line `1/STEPS`, the end of training the last `STEPS/STEPS` (Keras'
+    bar and the reference print both). Raises RuntimeError with the output's tail when the command fails.
     """
-    import torch
-
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": 0.01},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=lr, eps=1e-6)
-    steps = sum(1 for _ in batches(0)) * epochs
-    warmup = int(warmup_ratio * steps)
-    # kbert's (and Google BERT's) schedule: the warmup ramp replaces a decay measured from step 0, so the
-    # rate peaks at lr * (1 - warmup / steps). transformers' get_linear_schedule_with_warmup peaks at lr
-    # and decays from the end of the warmup: about 1 / (1 - warmup_ratio) times more learning rate.
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda u: u / warmup if u < warmup else max(0.0, 1.0 - u / steps))
-    model.train()
-    start, seen = None, 0
-    for epoch in range(epochs):
-        for inputs in batches(epoch):
-            loss = model(**inputs).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            if start is None:
-                start = time.perf_counter()
-            else:
-                seen += len(next(iter(inputs.values())))
-    model.eval()
-    return time.perf_counter() - start, seen
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2")
+    began = time.perf_counter()
+    first_step, train_end, lines = None, None, []
+    with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace") as process, open(log, "w", encoding="utf-8") as sink:
+        for line in process.stdout:
+            now = time.perf_counter() - began
+            text = _ANSI.sub("", line.rstrip("\n"))
+            sink.write(f"{now:9.3f} {text}\n")
+            lines.append(text)
+            if first_step is None and _FIRST_STEP.match(text):
+                first_step = now
+            if _LAST_STEP.match(text):
+                train_end = now
+    wall = time.perf_counter() - began
+    if process.returncode:
+        raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n" + "\n".join(lines[-30:]))
+    return {"wall_seconds": wall, "first_step_seconds": first_step, "train_end_seconds": train_end, "output": lines}
 
 
-def _shuffled(n: int, batch_size: int, seed: int):
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
-    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+def run_all(args: argparse.Namespace, work: pathlib.Path, runs: list[dict[str, Any]], save: Callable[[], None]) -> None:
+    """Every task x size x seed x framework not already in `runs`; appends each finished run and saves."""
+    done = {(r["task"], r["size"], r["seed"], r["framework"]) for r in runs}
+    for key, (task, sizes) in build_tasks(args, work).items():
+        for size in sizes:
+            for seed in args.seeds:
+                out = work / f"{key}-{size}-seed{seed}"
+                commands = {framework: command for framework, command in task.commands(size, seed, out, args).items()
+                            if framework in args.frameworks and (task.name, size, seed, framework) not in done}
+                if not commands:
+                    continue
+                out.mkdir(parents=True, exist_ok=True)
+                examples = task.prepare(size, out) if task.prepare else min(size, task.available)
+                for framework, command in commands.items():
+                    timed = run_timed(command, out / f"{framework}.log")
+                    score, metrics = task.score(framework, out, size)
+                    own_speed = _program_speed(framework, out, timed["output"])
+                    runs.append({
+                        "task": task.name, "metric": METRICS[task.name], "size": size, "seed": seed,
+                        "framework": framework, "score": score, "metrics": metrics, "train_examples": examples,
+                        "dev_examples": task.dev_rows, "wall_seconds": timed["wall_seconds"],
+                        "first_step_seconds": timed["first_step_seconds"],
+                        "train_end_seconds": timed["train_end_seconds"],
+                        "train_examples_per_second": own_speed,
+                        "whole_run_examples_per_second": examples * args.epochs / timed["wall_seconds"],
+                        "command": " ".join(command),
+                    })
+                    print(f"{task.name} size {size} seed {seed} {framework}: {score:.2f} "
+                          f"({timed['wall_seconds']:.1f} s)", flush=True)
+                    save()
+                if not args.keep_models:
+                    for path in out.iterdir():
+                        if path.is_dir():
+                            shutil.rmtree(path)
 
 
-def hf_sst2(init, train, dev, args):
-    torch = _torch_setup(args.seed)
-    from transformers import BertForSequenceClassification, BertTokenizerFast
-
-    tok = BertTokenizerFast.from_pretrained(init)
-    labels = sorted({e["label"] for e in train})
-    model = BertForSequenceClassification.from_pretrained(init, num_labels=len(labels))
-
-    def encode(examples, index):
-        enc = tok([examples[i]["text"] for i in index], truncation=True, max_length=args.sst2_sequence_length,
-                  padding=True, return_tensors="pt")
-        return enc
-
-    def batches(epoch):
-        for index in _shuffled(len(train), args.batch_size, args.seed + epoch):
-            enc = encode(train, index)
-            enc["labels"] = torch.tensor([labels.index(train[i]["label"]) for i in index])
-            yield dict(enc)
-
-    seconds, seen = _hf_train(model, batches, args.epochs, args.learning_rate, args.warmup_ratio, args.seed)
-    predicted = []
-    with torch.no_grad():
-        for i in range(0, len(dev), 128):
-            predicted += model(**encode(dev, range(i, min(i + 128, len(dev))))).logits.argmax(-1).tolist()
-    return {"accuracy": accuracy([labels.index(e["label"]) for e in dev], predicted)}, seen / seconds
+def _program_speed(framework: str, out: pathlib.Path, output: list[str]) -> float | None:
+    """Training examples/s as the program reports it (kbert: fit time; reference: after the first step)."""
+    if framework == "reference":
+        return read_json(out / "reference" / "metrics.json")["steady_examples_per_second"]
+    found = [m for line in output for m in _KBERT_SPEED.findall(line)]
+    return float(found[-1]) if found else None
 
 
-def hf_conll(init, train, test, args):
-    torch = _torch_setup(args.seed)
-    from transformers import BertForTokenClassification, BertTokenizerFast
-
-    tok = BertTokenizerFast.from_pretrained(init)
-    names = kbert.data.build_label_vocabulary(t for e in train for t in e["tags"])
-    model = BertForTokenClassification.from_pretrained(init, num_labels=len(names))
-
-    def encode(examples, index):
-        enc = tok([examples[i]["words"] for i in index], is_split_into_words=True, truncation=True,
-                  max_length=args.conll_sequence_length, padding=True, return_tensors="pt")
-        return enc
-
-    def batches(epoch):
-        for index in _shuffled(len(train), args.batch_size, args.seed + epoch):
-            enc = encode(train, index)
-            labels = []
-            for row, i in enumerate(index):
-                previous, row_labels = None, []
-                for word in enc.word_ids(row):
-                    first = word is not None and word != previous
-                    row_labels.append(names.index(train[i]["tags"][word]) if first else -100)
-                    previous = word
-                labels.append(row_labels)
-            enc["labels"] = torch.tensor(labels)
-            yield dict(enc)
-
-    seconds, seen = _hf_train(model, batches, args.epochs, args.learning_rate, args.warmup_ratio, args.seed)
-    gold, guess = [], []
-    with torch.no_grad():
-        for start in range(0, len(test), 64):
-            index = range(start, min(start + 64, len(test)))
-            enc = encode(test, index)
-            best = model(**enc).logits.argmax(-1)
-            for row, i in enumerate(index):
-                words = test[i]["words"]
-                tags, previous = ["O"] * len(words), None
-                for position, word in enumerate(enc.word_ids(row)):
-                    if word is not None and word != previous:
-                        tags[word] = names[int(best[row, position])]
-                    previous = word
-                gold.append(test[i]["tags"])
-                guess.append(tags)
-    scores = entity_scores(gold, guess)
-    return {"f1": scores["f1"]}, seen / seconds
-
-
-def hf_squad(init, train, dev, args):
-    """Reference on the same windows as kbert (`build_qa_features`), decoded by the same rules."""
-    torch = _torch_setup(args.seed)
-    from transformers import BertForQuestionAnswering
-
-    tokenizer = kbert.load_tokenizer(init)
-    model = BertForQuestionAnswering.from_pretrained(init)
-    settings = dict(sequence_length=args.squad_sequence_length, doc_stride=args.doc_stride, max_query_length=64)
-    train_f = build_qa_features(train, tokenizer, **settings)
-    dev_f = build_qa_features(dev, tokenizer, **settings)
-
-    def tensors(features, index):
-        return {"input_ids": torch.tensor(features.token_ids[index], dtype=torch.long),
-                "token_type_ids": torch.tensor(features.segment_ids[index], dtype=torch.long),
-                "attention_mask": torch.tensor(features.padding_mask[index], dtype=torch.long)}
-
-    def batches(epoch):
-        for index in _shuffled(len(train_f), args.batch_size, args.seed + epoch):
-            inputs = tensors(train_f, index)
-            inputs["start_positions"] = torch.tensor(train_f.start_positions[index], dtype=torch.long)
-            inputs["end_positions"] = torch.tensor(train_f.end_positions[index], dtype=torch.long)
-            yield inputs
-
-    seconds, seen = _hf_train(model, batches, args.epochs, args.learning_rate, args.warmup_ratio, args.seed)
-    start, end = [], []
-    with torch.no_grad():
-        for i in range(0, len(dev_f), 64):
-            index = list(range(i, min(i + 64, len(dev_f))))
-            out = model(**tensors(dev_f, index))
-            mask = torch.tensor(dev_f.padding_mask[index])
-            start.append(out.start_logits.masked_fill(~mask, -1e4).numpy())
-            end.append(out.end_logits.masked_fill(~mask, -1e4).numpy())
-    answers = decode_answers(dev, dev_f, np.concatenate(start), np.concatenate(end))
-    scores = squad_evaluate(dev, answers)
-    return {"exact_match": scores["exact_match"], "f1": scores["f1"]}, seen / seconds
-
-
-# ---------------------------------------------------------------- kbert
-def kbert_run(task, init, train, validation, out, args, **kwargs):
-    timer = SteadyTimer()
-    result = finetune(task, init, train, validation, out, epochs=args.epochs, batch_size=args.batch_size,
-                      learning_rate=args.learning_rate, warmup_ratio=args.warmup_ratio, seed=args.seed,
-                      verbose=args.verbose, callbacks=[timer], **kwargs)
-    per_batch = result["train_examples"] * args.epochs / max(1, timer.batches + 1)
-    return result["metrics"], timer.batches * per_batch / timer.seconds
-
-
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", default="sst2,conll,squad")
-    parser.add_argument("--frameworks", default="kbert,hf")
-    parser.add_argument("--sst2-train-rows", type=int, default=8000)
-    parser.add_argument("--sst2-dev-rows", type=int, default=None, help="default: the full dev set (872)")
-    parser.add_argument("--sst2-sequence-length", type=int, default=64)
-    parser.add_argument("--conll-train-sentences", type=int, default=3000, help="default 3000 of 14041")
-    parser.add_argument("--conll-test-sentences", type=int, default=None, help="default: all 3453")
-    parser.add_argument("--conll-sequence-length", type=int, default=128)
-    parser.add_argument("--squad-train-questions", type=int, default=1500, help="from articles 0-39")
+    parser.add_argument("--tasks", default="sst2,pairs,conll", help="comma list of sst2, pairs, conll, squad")
+    parser.add_argument("--frameworks", default="kbert,reference", help="kbert, reference (or hf)")
+    parser.add_argument("--sizes", "--sst2-train-rows", nargs="+", type=int, default=[500, 1000, 2000, 4000, 8000],
+                        help="SST-2 training rows (and the pair task's, without --pair-sizes)")
+    parser.add_argument("--pair-sizes", nargs="+", type=int, help="pair-task training pairs (default: --sizes)")
+    parser.add_argument("--conll-sizes", "--conll-train-sentences", nargs="+", type=int, default=[1000, 5000])
+    parser.add_argument("--squad-sizes", "--squad-train-questions", nargs="+", type=int, default=[1500],
+                        help="training questions from articles 0-39")
+    parser.add_argument("--seeds", "--seed", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--dev-rows", type=int, help="evaluate every task on its first N examples (smoke tests)")
+    parser.add_argument("--sst2-dev-rows", type=int, help="default: the full dev set (872)")
+    parser.add_argument("--pair-dev-rows", type=int, default=1000, help="of 1573 pairs from articles 40-47")
+    parser.add_argument("--conll-test-sentences", type=int, help="default: all 3453")
     parser.add_argument("--squad-eval-questions", type=int, default=600, help="from articles 40-47")
+    parser.add_argument("--sst2-sequence-length", type=int, default=64)
+    parser.add_argument("--pair-sequence-length", type=int, default=128)
+    parser.add_argument("--conll-sequence-length", type=int, default=128)
     parser.add_argument("--squad-sequence-length", type=int, default=256)
     parser.add_argument("--doc-stride", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--warmup-ratio", type=float, default=0.1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--verbose", type=int, default=2)
-    parser.add_argument("--section", default="finetune_quality",
-                        help="BENCHMARKS.md section to write (another name keeps a second recipe's table)")
+    parser.add_argument("--init", help="pretrained checkpoint directory (default: all-MiniLM-L6-v2)")
+    parser.add_argument("--wall-time", action="store_true",
+                        help="write the wall-time table (whole process, reference / kbert) instead of quality")
+    parser.add_argument("--work-dir", help="where runs write (default: a new temporary directory)")
+    parser.add_argument("--json", help="every run as JSON (default: WORK_DIR/runs.json)")
+    parser.add_argument("--resume", action="store_true", help="keep the runs already in --json, run the rest")
+    parser.add_argument("--keep-models", action="store_true", help="keep each run's model directories")
+    parser.add_argument("--section", help="BENCHMARKS.md section (default finetune_quality, or "
+                        "finetune_wall_time with --wall-time)")
     parser.add_argument("--no-write", action="store_true", help="print the table, leave BENCHMARKS.md alone")
-    args = parser.parse_args()
-    init = kbert.pretrained.minilm_path()
-    tasks, frameworks = args.tasks.split(","), args.frameworks.split(",")
-    work = pathlib.Path(tempfile.mkdtemp(prefix="kbert-finetune-quality-"))
-    rows = []
+    args = parser.parse_args(argv)
+    args.frameworks = [{"hf": "reference"}.get(f, f) for f in args.frameworks.split(",")]
+    args.section = args.section or ("finetune_wall_time" if args.wall_time else "finetune_quality")
+    if args.init is None:
+        import kbert.pretrained
 
-    def both(name, metric, kbert_fn, hf_fn, sizes):
-        result = {"task": name, "metric": metric, "sizes": sizes}
-        for framework in frameworks:
-            began = time.perf_counter()
-            metrics, speed = (kbert_fn if framework == "kbert" else hf_fn)()
-            result[framework] = (metrics, speed, time.perf_counter() - began)
-            print(f"{name} {framework}: {metrics} {speed:.1f} examples/s", flush=True)
-        rows.append(result)
-        write(rows, args, frameworks)  # after each task, so a later failure keeps the finished rows
-
-    if "sst2" in tasks:
-        info = {"text_column": "sentence", "label_column": "label"}
-        train = read_task_examples("classify", DATA / "sst2/train.tsv", info, args.sst2_train_rows)
-        dev = read_task_examples("classify", DATA / "sst2/dev.tsv", info, args.sst2_dev_rows)
-        both("SST-2", "accuracy",
-             lambda: kbert_run("classify", init, DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", work / "sst2", args,
-                               text_column="sentence", sequence_length=args.sst2_sequence_length,
-                               max_train_examples=args.sst2_train_rows, max_validation_examples=args.sst2_dev_rows),
-             lambda: hf_sst2(str(init), train, dev, args),
-             f"train {len(train)} rows, dev {len(dev)}, length {args.sst2_sequence_length}")
-    if "conll" in tasks:
-        train = read_task_examples("tag", DATA / "conll2003/train.txt", {}, args.conll_train_sentences)
-        test = read_task_examples("tag", DATA / "conll2003/test.txt", {}, args.conll_test_sentences)
-        both("CoNLL-2003 NER", "entity F1",
-             lambda: kbert_run("tag", init, DATA / "conll2003/train.txt", DATA / "conll2003/test.txt", work / "conll",
-                               args, sequence_length=args.conll_sequence_length,
-                               max_train_examples=args.conll_train_sentences,
-                               max_validation_examples=args.conll_test_sentences),
-             lambda: hf_conll(str(init), train, test, args),
-             f"train {len(train)} sentences, test {len(test)}, length {args.conll_sequence_length}")
-    if "squad" in tasks:
-        squad = DATA / "squad_v1.1/dev-v1.1.json"
-        train = read_task_examples("qa", squad, {"article_range": (0, 40)}, args.squad_train_questions)
-        dev = read_task_examples("qa", squad, {"article_range": (40, 48)}, args.squad_eval_questions)
-        both("SQuAD v1.1", "EM / F1",
-             lambda: kbert_run("qa", init, squad, squad, work / "squad", args,
-                               sequence_length=args.squad_sequence_length, doc_stride=args.doc_stride,
-                               train_article_range=(0, 40), validation_article_range=(40, 48),
-                               max_train_examples=args.squad_train_questions,
-                               max_validation_examples=args.squad_eval_questions),
-             lambda: hf_squad(str(init), train, dev, args),
-             f"train {len(train)} questions (articles 0-39), eval {len(dev)} (articles 40-47), "
-             f"length {args.squad_sequence_length}, stride {args.doc_stride}")
+        args.init = kbert.pretrained.minilm_path()
+    return args
 
 
-def _score(row, framework):
-    if framework not in row:
-        return "-", "-"
-    metrics, speed, _ = row[framework]
-    if "exact_match" in metrics:
-        value = f"{metrics['exact_match']:.1f} / {metrics['f1']:.1f}"
-    else:
-        value = f"{100 * metrics[{'accuracy': 'accuracy', 'entity F1': 'f1'}[row['metric']]]:.1f}"
-    return value, f"{speed:.1f}"
+def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
+    """The markdown section: command, machine, recipe and the quality or wall-time table."""
+    from benchmarks.report import command_line
 
-
-def write(rows, args, frameworks) -> None:
-    from benchmarks.report import command_line, write_section
-
+    versions = {}
+    for module in ("tensorflow", "keras", "torch", "transformers"):
+        try:
+            versions[module] = __import__(module).__version__
+        except ImportError:
+            versions[module] = "-"
+    title = ("Fine-tuning wall time, whole process" if args.wall_time else "Fine-tuning quality over seeds")
     lines = [
-        f"## Fine-tuning quality: kbert vs. Hugging Face PyTorch (all-MiniLM-L6-v2, {args.epochs} epoch(s), "
-        f"lr {args.learning_rate:g})",
+        f"## {title}: `kbert finetune` vs. transformers + PyTorch (all-MiniLM-L6-v2)",
         "",
         f"Command: `{command_line()}`  ",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU; "
-        f"TF {__import__('tensorflow').__version__}, torch {__import__('torch').__version__}, "
-        f"transformers {__import__('transformers').__version__}.  ",
-        f"Recipe (both): {args.epochs} epoch(s), batch {args.batch_size}, peak lr {args.learning_rate}, "
-        f"linear warmup {args.warmup_ratio:.0%} then linear decay, AdamW wd 0.01 (not on bias/LayerNorm), "
-        "eps 1e-6, clip 1.0, dropout 0.1, seed "
-        f"{args.seed}. Examples/s = training examples (QA: windows) per second after the first step "
-        "(graph tracing excluded), run one after the other in the same process.",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, no GPU, load average "
+        f"{os.getloadavg()[0]:.2f} at the end; TF {versions['tensorflow']}, Keras {versions['keras']}, "
+        f"torch {versions['torch']}, transformers {versions['transformers']}.  ",
+        f"Recipe (both, each run its own process): {args.epochs} epoch(s), batch {args.batch_size}, peak lr "
+        f"{args.learning_rate:g}, linear warmup {args.warmup_ratio:.0%} then linear decay, AdamW eps 1e-6, "
+        "wd 0.01 (not on bias/LayerNorm), clip 1.0, dropout 0.1, dynamic padding; sequence length SST-2 "
+        f"{args.sst2_sequence_length}, pairs {args.pair_sequence_length}, CoNLL {args.conll_sequence_length}, "
+        f"SQuAD {args.squad_sequence_length} (stride {args.doc_stride}). Seeds {' '.join(map(str, args.seeds))}.",
         "",
-        "| task | metric | kbert | reference | kbert ex/s | reference ex/s | speed ratio | data |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for row in rows:
-        k, ks = _score(row, "kbert")
-        h, hs = _score(row, "hf")
-        ratio = f"{float(ks) / float(hs):.2f}x" if "-" not in (ks, hs) and float(hs) > 0 else "-"
-        lines.append(f"| {row['task']} | {row['metric']} | {k} | {h} | {ks} | {hs} | {ratio} | {row['sizes']} |")
-    text = "\n".join(lines) + "\n"
+    if args.wall_time:
+        lines += [
+            "Wall time = the whole process (start to exit: imports, load, tokenization, tracing, training, "
+            "saving, evaluation); mean over seeds. Whole-run ex/s = training examples (QA: windows) / wall "
+            "time; training ex/s = as each program reports it (kbert: `fit` time; reference: after step 1). "
+            "Phases from the output's timestamps: start → first progress line `1/N` (imports, load, "
+            "tokenization, first step with tracing) / → last `N/N` (training) / → exit (saving, evaluation). "
+            "Goal: reference / kbert >= 1.3.",
+            "",
+            wall_time_table(runs),
+            "Scores of the same runs (points; no accuracy traded for speed):",
+            "",
+            quality_table(runs, METRICS),
+        ]
+    else:
+        lines += [
+            "Scores in points (accuracy or F1 x 100); mean ± sample std (min–max) over seeds. Goal: kbert's "
+            "mean >= the reference's - 1.0 point, kbert's std <= 1.5 x the reference's.",
+            "",
+            quality_table(runs, METRICS),
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before the lazy TF imports (SQuAD windows)
+    args = parse_args(argv)
+    work = pathlib.Path(args.work_dir or tempfile.mkdtemp(prefix="kbert-finetune-quality-"))
+    work.mkdir(parents=True, exist_ok=True)
+    json_path = pathlib.Path(args.json) if args.json else work / "runs.json"
+    runs = read_json(json_path) if args.resume and json_path.exists() else []
+
+    def save() -> None:
+        json_path.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+
+    print(f"runs: {json_path}", flush=True)
+    run_all(args, work, runs, save)
+    text = report(args, runs)
     print(text)
     if not args.no_write:
+        from benchmarks.report import write_section
+
         write_section(args.section, text)
 
 

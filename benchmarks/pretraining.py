@@ -8,7 +8,7 @@ rounds so that machine noise hits each alike; compilation and warm-up steps are 
 - kbert: `BertPretrainer(BertEncoder.from_preset("mini"), objective="nsp")` compiled with
   `kbert.training.optimizers.create_optimizer` (BERT's recipe: AdamW, no decay on LayerNorm/bias, linear
   warmup/decay, global-norm clipping at 1.0), trained with `train_on_batch` on the feature dicts of
-  `kbert.data.masking_pipeline.pretraining_feature_spec`; plain `tf.function`, XLA, and mixed_bfloat16.
+  `kbert.pretraining_data.pretraining_feature_spec`; plain `tf.function`, XLA, and mixed_bfloat16.
 - HF PyTorch `transformers.BertForPreTraining`, same shapes, `torch.optim.AdamW`; its MLM decoder runs at
   every position (labels are -100 except at the masked ones).
 - keras-hub `BertMaskedLM` (`BertBackbone` of the same size, no preprocessor), plain and XLA, with
@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks.report import command_line, write_section  # noqa: E402
-from kbert.data.masking_pipeline import pretraining_feature_spec  # noqa: E402
+from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec  # noqa: E402
 from kbert.training.optimizers import create_optimizer  # noqa: E402
 
 VOCAB, CLS, SEP, MASK = 30522, 101, 102, 103

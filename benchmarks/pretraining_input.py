@@ -32,8 +32,9 @@ import tensorflow as tf  # noqa: E402
 
 from benchmarks.report import command_line, write_section  # noqa: E402
 from kbert.cli.main import main as kbert_main  # noqa: E402
-from kbert.data.masking_pipeline import DynamicMasker, text_pretraining_dataset  # noqa: E402
-from kbert.data.tfrecords import load_pretraining_dataset  # noqa: E402
+from kbert.pretraining_data.dynamic_masking import DynamicMasker  # noqa: E402
+from kbert.pretraining_data.text_dataset import text_pretraining_dataset  # noqa: E402
+from kbert.pretraining_data.tfrecords import load_pretraining_dataset  # noqa: E402
 from kbert.pretrained import minilm_path  # noqa: E402
 from kbert.text.bert_tokenizer import BertTokenizer, read_vocabulary  # noqa: E402
 

@@ -161,7 +161,7 @@ def tflite_section(model_dir: pathlib.Path, workdir: pathlib.Path, rows: int, re
             f"int8 size ratio {len(files['dynamic']) / len(files['none']):.2f}; accuracy change int8 - float "
             f"{100 * (acc['dynamic'] - acc['none']):+.2f} points on {len(texts)} dev sentences; "
             f"max |prob| TFLite float vs SavedModel {np.abs(probs['none'] - sm_probs).max():.1e} "
-            f"(fast normaliser; label agreement {100 * np.mean(preds['none'] == sm_pred):.2f}%). "
+            f"(label agreement {100 * np.mean(preds['none'] == sm_pred):.2f}%). "
             f"Classifier: {source.model.name} from {model_dir.name}.")
     return "\n".join(lines) + note
 

@@ -12,6 +12,8 @@ import json
 import os
 from typing import Any
 
+from kbert.layers.activations import HIDDEN_ACTIVATIONS
+
 # Hidden sizes and depths from Google's BERT release (Turc et al. 2019 for the small models).
 # Heads are hidden / 64; the intermediate (feed-forward) size is 4 x hidden.
 PRESETS: dict[str, tuple[int, int]] = {
@@ -34,7 +36,10 @@ class BertConfig:
         num_hidden_layers: int. Number L of transformer blocks.
         num_attention_heads: int. Heads A; `hidden_size` must divide by it.
         intermediate_size: int. Width of the feed-forward layer (4H in BERT).
-        hidden_act: str. Feed-forward activation; "gelu" is the exact (erf) GELU.
+        hidden_act: str. Feed-forward activation, by the config file's name: "gelu" is the exact (erf)
+            GELU; "gelu_new", "gelu_pytorch_tanh", "gelu_fast" (Hugging Face) and "gelu_approximate"
+            are its tanh approximation; "relu", "tanh". The name is kept, so a checkpoint written back
+            says what it said when read.
         hidden_dropout_prob: float. Dropout on embeddings and on each sublayer's output.
         attention_probs_dropout_prob: float. Dropout on the attention probabilities.
         max_position_embeddings: int. Longest input the learned position table holds.
@@ -62,8 +67,10 @@ class BertConfig:
                 f"hidden_size {self.hidden_size} is not divisible by "
                 f"num_attention_heads {self.num_attention_heads}"
             )
-        if self.hidden_act not in ("gelu", "gelu_approximate", "relu", "tanh"):
-            raise ValueError(f"Unsupported hidden_act {self.hidden_act!r}")
+        if self.hidden_act not in HIDDEN_ACTIVATIONS:
+            raise ValueError(
+                f"Unsupported hidden_act {self.hidden_act!r}; use one of {', '.join(HIDDEN_ACTIVATIONS)}"
+            )
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> "BertConfig":
@@ -85,9 +92,6 @@ class BertConfig:
         """Reads Google's `bert_config.json` or HF's `config.json` fields; other fields are ignored."""
         known = {f.name for f in dataclasses.fields(cls)}
         fields = {k: v for k, v in data.items() if k in known}
-        # HF calls the exact GELU "gelu" too; "gelu_new"/"gelu_pytorch_tanh" are the tanh approximation.
-        if fields.get("hidden_act") in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"):
-            fields["hidden_act"] = "gelu_approximate"
         if "layer_norm_eps" not in data:
             fields["layer_norm_eps"] = 1e-12  # Google's configs do not store it.
         missing = {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads"} - set(fields)

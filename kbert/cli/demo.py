@@ -41,8 +41,9 @@ def finetune_and_export(out: pathlib.Path, args: argparse.Namespace) -> dict:
     import tensorflow as tf
 
     import kbert
-    from kbert.data.sentiment_demo import LABELS, sentiment_examples
     from kbert.export import savedmodel, tflite
+    from kbert.tasks.classification_data import classification_dataset
+    from kbert.tasks.readers.sentiment_demo import LABELS, sentiment_examples
 
     _section("1. Load pretrained BERT (all-MiniLM-L6-v2: 6 layers, hidden 384, 22.7M parameters)")
     weights = kbert.pretrained.minilm_path()
@@ -51,13 +52,8 @@ def finetune_and_export(out: pathlib.Path, args: argparse.Namespace) -> dict:
     preprocessor = kbert.BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
     print(f"weights: {weights}\nencoder parameters: {encoder.count_params():,}")
 
-    def dataset(examples, shuffle: bool) -> tf.data.Dataset:
-        texts = [e["text"] for e in examples]
-        labels = [LABELS.index(e["label"]) for e in examples]
-        data = tf.data.Dataset.from_tensor_slices((texts, labels))
-        if shuffle:
-            data = data.shuffle(len(texts), seed=0)
-        return data.batch(16).map(lambda x, y: (preprocessor(x), y)).prefetch(tf.data.AUTOTUNE)
+    def dataset(examples: list[dict], shuffle: bool) -> tf.data.Dataset:
+        return classification_dataset(examples, preprocessor, LABELS, batch_size=16, shuffle=shuffle, seed=0)
 
     train = sentiment_examples("train", size=args.train_size)
     validation = sentiment_examples("validation", size=max(64, args.train_size // 2))
@@ -105,7 +101,7 @@ def pretrain_from_scratch(out: pathlib.Path, steps: int) -> dict:
     from pydoc_data.topics import topics
 
     import kbert
-    from kbert.data.corpus import split_sentences
+    from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data, split_sentences
     from kbert.training.pretrain import PretrainConfig, pretrain
 
     _section(f"6. Pretrain a tiny BERT from scratch ({steps} steps of masked LM + NSP on Python's docs)")
@@ -118,10 +114,13 @@ def pretrain_from_scratch(out: pathlib.Path, steps: int) -> dict:
     vocabulary = kbert.learn_vocabulary([str(corpus)], size=2000, verbose=False)
     vocab_file = corpus.parent / "vocab.txt"
     vocab_file.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    data = create_pretraining_data(CreatePretrainingDataConfig(
+        inputs=[str(corpus)], vocab=str(vocab_file), output=str(corpus.parent / "data"), max_seq_length=64,
+        dupe_factor=2, masking="dynamic"))
+    print(f"{data['num_instances']} pretraining instances (dynamic masks) in {corpus.parent / 'data'}")
     summary = pretrain(PretrainConfig(
-        train_data=str(corpus), vocab=str(vocab_file), out=str(corpus.parent / "model"), preset="tiny",
-        steps=steps, batch_size=16, max_seq_length=64, learning_rate=1e-3, save_every_steps=steps,
-        verbose=2, tensorboard=False,
+        train_data=str(corpus.parent / "data"), out=str(corpus.parent / "model"), preset="tiny",
+        steps=steps, batch_size=16, learning_rate=1e-3, save_every_steps=steps, verbose=2, tensorboard=False,
     ))
     metrics = summary["final_metrics"]
     print(f"after {summary['steps']} steps: masked-LM accuracy {metrics['mlm_accuracy']:.3f}, "

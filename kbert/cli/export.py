@@ -27,12 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kbert.export import export
 
-    try:
-        out = export(args.model_dir, args.out, tflite=args.tflite, quantize=args.quantize,
-                     sequence_length=args.sequence_length, force=args.force)
-    except (FileExistsError, FileNotFoundError, ValueError) as err:
-        print(f"kbert export: error: {err}")
-        return 1
+    out = export(args.model_dir, args.out, tflite=args.tflite, quantize=args.quantize,
+                 sequence_length=args.sequence_length, force=args.force)
     print(f"SavedModel written to {out}")
     if args.tflite:
         print(f"TFLite written to {out / 'model.tflite'}")

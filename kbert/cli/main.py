@@ -2,13 +2,23 @@
 
 Each subcommand lives in its own module under `kbert/cli/`, with `add_arguments(parser)` and
 `run(args) -> int`. Modules are imported only when their command runs, so `kbert --help` stays fast.
+Errors are printed here, the same way for every command: a user's mistake (a `UsageError`, or a
+ValueError / OSError from the library: a bad row, a missing file, an unknown label) prints
+`kbert COMMAND: error: MESSAGE` on stderr and exits non-zero, without a traceback (set
+`KBERT_TRACEBACK=1` to see one).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+
+class UsageError(Exception):
+    """A command line that cannot run (e.g. a missing flag that depends on another); exit status 2."""
+
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -49,7 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = argparse.ArgumentParser(prog=f"kbert {argv[0]}", description=help_text)
     module.add_arguments(sub)
     args = sub.parse_args(argv[1:])
-    return int(module.run(args) or 0)
+    try:
+        return int(module.run(args) or 0)
+    except (UsageError, ValueError, OSError) as error:
+        if os.environ.get("KBERT_TRACEBACK"):
+            raise
+        print(f"kbert {argv[0]}: error: {error}", file=sys.stderr)
+        return 2 if isinstance(error, UsageError) else 1
 
 
 if __name__ == "__main__":

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import sys
 from typing import Any, Iterator
 
 import numpy as np
+
+from kbert.cli.main import UsageError
 
 INPUT_KEYS = ("text", "text_pair", "question", "context")
 
@@ -25,15 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     if args.input is not None:
+        from kbert.tasks.readers.local_files import jsonl_rows
+
         if not args.input.is_file():
             raise FileNotFoundError(f"input file not found: {args.input}")
-        for number, line in enumerate(args.input.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{args.input}:{number}: invalid JSON ({err.msg})") from err
+        for number, row in jsonl_rows(args.input):
             missing = [n for n in input_names if n not in row]
             if missing:
                 raise ValueError(f"{args.input}:{number}: missing field(s) {', '.join(missing)}")
@@ -75,32 +72,36 @@ def _jsonable(value):
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        if args.export.suffix == ".tflite":
-            from kbert.export import tflite
+    if args.export.suffix == ".tflite":
+        from kbert.export import tflite
 
-            interp = tflite.interpreter(args.export)
-            names = list(interp.get_signature_list()[args.signature]["inputs"])
-            # Signature inputs in call order: question before context, text before text_pair.
-            names.sort(key=lambda n: INPUT_KEYS.index(n) if n in INPUT_KEYS else 9)
-            rows = read_inputs(args, names)
-            outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, args.signature)
-        else:
-            import tensorflow as tf
-            import tensorflow_text  # noqa: F401  (registers the ops the export uses)
+        interp = tflite.interpreter(args.export)
+        signatures = interp.get_signature_list()
+        _check_signature(args.signature, signatures)
+        names = list(signatures[args.signature]["inputs"])
+        # Signature inputs in call order: question before context, text before text_pair.
+        names.sort(key=lambda n: INPUT_KEYS.index(n) if n in INPUT_KEYS else 9)
+        rows = read_inputs(args, names)
+        outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, args.signature)
+    else:
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the ops the export uses)
 
-            if not (args.export / "saved_model.pb").is_file():
-                raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")
-            loaded = tf.saved_model.load(str(args.export))
-            fn = loaded.signatures[args.signature]
-            names = sorted(fn.structured_input_signature[1], key=lambda n: INPUT_KEYS.index(n)
-                           if n in INPUT_KEYS else 9)
-            rows = read_inputs(args, names)
-            outputs = {k: v.numpy() for k, v in fn(**{n: tf.constant([r[n] for r in rows], tf.string)
-                                                       for n in names}).items()}
-    except (FileNotFoundError, ValueError, KeyError) as err:
-        print(f"kbert predict: error: {err}", file=sys.stderr)
-        return 1
+        if not (args.export / "saved_model.pb").is_file():
+            raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")
+        loaded = tf.saved_model.load(str(args.export))
+        _check_signature(args.signature, loaded.signatures)
+        fn = loaded.signatures[args.signature]
+        names = sorted(fn.structured_input_signature[1], key=lambda n: INPUT_KEYS.index(n)
+                       if n in INPUT_KEYS else 9)
+        rows = read_inputs(args, names)
+        outputs = {k: v.numpy() for k, v in fn(**{n: tf.constant([r[n] for r in rows], tf.string)
+                                                   for n in names}).items()}
     for row in rows_of(outputs, len(rows)):
         print(json.dumps(row, ensure_ascii=False, sort_keys=True))
     return 0
+
+
+def _check_signature(name: str, signatures: Any) -> None:
+    if name not in signatures:
+        raise UsageError(f"no signature {name!r}; the export has {sorted(signatures)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import typing
 
 from kbert.training.pretrain import PretrainConfig
@@ -22,7 +23,14 @@ HELP = {
     "vocab": "vocab.txt for raw text (TFRecords directories carry their own)",
     "objective": "nsp, sop or none (default: the data's objective; nsp for raw text)",
     "steps": "total optimizer steps",
-    "batch_size": "batch size per replica",
+    "batch_size": "global batch size: all replicas together (split across them; must divide by their count)",
+    "layout": "raw text: sentences, documents or paragraphs (see create-pretraining-data)",
+    "encoding_errors": "raw text and --heldout-text: bytes that are not UTF-8: replace, ignore or strict",
+    "heldout_text": "held-out text file(s), masked with the run's settings and a fixed seed; masked-LM and "
+                    "NSP/SOP accuracy at every checkpoint go to OUT/heldout/step_NNNNNN.json and TensorBoard",
+    "heldout_data": "a held-out create-pretraining-data directory, scored like --heldout-text",
+    "heldout_max_instances": "held-out instances scored (the first ones)",
+    "max_minutes": "stop after this many minutes of training even if --steps are not done",
     "warmup_steps": "linear warmup steps (default: 10%% of --steps)",
     "optimizer": "adamw or lamb",
     "mixed_precision": "none, mixed_float16 or mixed_bfloat16",
@@ -33,6 +41,7 @@ HELP = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds `--config` and one flag per `PretrainConfig` field."""
     parser.add_argument("--config", help="JSON or YAML file of settings (run and model fields)")
     hints = typing.get_type_hints(PretrainConfig)
     for field in dataclasses.fields(PretrainConfig):
@@ -53,19 +62,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Runs the pretraining; returns 0, or 1 after printing what is wrong."""
     from kbert.training.pretrain import pretrain
 
     given = {k: v for k, v in vars(args).items() if k != "config" and v is not None}
     if "verbose" in given and str(given["verbose"]).isdigit():
         given["verbose"] = int(given["verbose"])
-    if args.config:
-        config = PretrainConfig.from_file(args.config, **given)
-    else:
-        config = PretrainConfig(**given)
     try:
+        config = PretrainConfig.from_file(args.config, **given) if args.config else PretrainConfig(**given)
         summary = pretrain(config)
     except (ValueError, FileNotFoundError) as error:
-        print(f"kbert pretrain: error: {error}")
+        print(f"kbert pretrain: error: {error}", file=sys.stderr)
         return 1
-    print(json.dumps({"out": config.out, "steps": summary["steps"], **summary["final_metrics"]}, indent=2))
+    heldout = {f"heldout_{k}": v for k, v in summary["heldout"].items()}
+    print(json.dumps({"out": config.out, "steps": summary["steps"], **summary["final_metrics"], **heldout}, indent=2))
     return 0

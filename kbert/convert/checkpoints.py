@@ -23,6 +23,7 @@ import safetensors.numpy
 from kbert.config import BertConfig
 from kbert.convert import names
 from kbert.models.bert_encoder import BertEncoder
+from kbert.models.bert_pretrainer import BertPretrainer
 
 KBERT_CONFIG = "kbert_config.json"
 KBERT_WEIGHTS = "kbert_weights.safetensors"
@@ -176,6 +177,20 @@ def load_pretrained(path: str | os.PathLike, **overrides) -> BertEncoder:
     return encoder
 
 
+def load_pretrainer(path: str | os.PathLike, objective: str = "nsp", **overrides) -> BertPretrainer:
+    """Builds a `BertPretrainer` from a checkpoint: the encoder, and the heads the checkpoint holds.
+
+    Args:
+        path: the checkpoint directory (written by `save_pretrained(pretrainer, ...)`, Google's release
+            or a Hugging Face `BertForPreTraining`).
+        objective: "nsp", "sop" or "none". Heads the checkpoint lacks start fresh.
+        **overrides: config fields to change, as in `load_pretrained`.
+    """
+    pretrainer = BertPretrainer(load_pretrained(path, **overrides), objective=objective)
+    pretrainer.load_head_tensors(read_pretraining_heads(path), strict=False)
+    return pretrainer
+
+
 def read_pretraining_heads(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """The `cls/predictions/*` and `cls/seq_relationship/*` tensors of a checkpoint (may be empty)."""
     _, tensors = read_checkpoint(path)
@@ -183,14 +198,35 @@ def read_pretraining_heads(path: str | os.PathLike) -> dict[str, np.ndarray]:
 
 
 def save_pretrained(
-    encoder: BertEncoder,
+    model: BertEncoder | BertPretrainer,
     directory: str | os.PathLike,
     format: str = "kbert",
     vocabulary=None,
     head_tensors: dict[str, np.ndarray] | None = None,
     lowercase: bool | None = None,
 ) -> pathlib.Path:
-    """Writes an encoder (and optional pretraining heads) in kbert's or Hugging Face's layout."""
+    """Writes an encoder, or a pretrainer's encoder and heads, in kbert's or Hugging Face's layout.
+
+    Args:
+        model: a `BertEncoder`, or a `BertPretrainer` (its heads are written too; `load_pretrainer`
+            reads them back, `load_pretrained` the encoder alone).
+        directory: created if missing.
+        format: "kbert" (kbert_config.json + kbert_weights.safetensors, Google's tensor names) or "hf"
+            (config.json + model.safetensors, readable by `transformers`).
+        vocabulary: optional list of tokens, vocab.txt path or `BertTokenizer`, written as vocab.txt.
+        head_tensors: optional Google-named head tensors to write with an encoder.
+        lowercase: whether the vocabulary is lowercased (written to tokenizer_config.json).
+
+    Returns:
+        The directory.
+
+    Example:
+    >>> save_pretrained(kbert.BertEncoder.from_preset("tiny", vocab_size=30), "/tmp/tiny")  # doctest: +SKIP
+    """
+    if isinstance(model, BertPretrainer):
+        head_tensors = {**model.head_tensors(), **(head_tensors or {})}
+        model = model.encoder
+    encoder = model
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tensors = {**encoder_tensors(encoder), **(head_tensors or {})}
@@ -208,7 +244,10 @@ def save_pretrained(
             hf[hf_name] = np.ascontiguousarray(array.T if transpose else array)
         safetensors.numpy.save_file(hf, str(directory / "model.safetensors"), metadata={"format": "pt"})
         architecture = "BertForPreTraining" if head_tensors else "BertModel"
-        config.to_json_file(directory / "config.json", model_type="bert", architectures=[architecture])
+        # kbert's own alias of the tanh GELU is not a transformers name; this one is.
+        hf_act = "gelu_pytorch_tanh" if config.hidden_act == "gelu_approximate" else config.hidden_act
+        config.to_json_file(directory / "config.json", model_type="bert", architectures=[architecture],
+                            hidden_act=hf_act)
     else:
         raise ValueError(f"Unknown format {format!r}; use 'kbert' or 'hf'")
     _write_vocabulary(directory, vocabulary, lowercase)

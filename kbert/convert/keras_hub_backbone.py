@@ -7,9 +7,9 @@ approximation of GELU, while BERT (and kbert) use the exact one; outputs differ 
 
 from __future__ import annotations
 
-import keras
 import keras_hub
 
+from kbert.layers.activations import hidden_activation
 from kbert.models.bert_encoder import BertEncoder
 
 
@@ -65,8 +65,8 @@ def to_keras_hub(encoder: BertEncoder, exact_gelu: bool = True) -> keras_hub.mod
 
     Args:
         encoder: the kbert encoder.
-        exact_gelu: bool. Replace the backbone's tanh-approximate GELU with the exact one, so its outputs
-            match BERT's. keras-hub serialises its own activation, so a saved backbone reverts to the
+        exact_gelu: bool. Replace the backbone's tanh-approximate GELU with the encoder's own activation
+            (BERT's exact GELU, or whatever `hidden_act` says), so its outputs match the encoder's. keras-hub serialises its own activation, so a saved backbone reverts to the
             approximation when reloaded.
     """
     config = encoder.bert_config
@@ -83,5 +83,5 @@ def to_keras_hub(encoder: BertEncoder, exact_gelu: bool = True) -> keras_hub.mod
     _copy(_layer_pairs(backbone, encoder), source_index=1)
     if exact_gelu:
         for block in backbone.transformer_layers:
-            block._feedforward_intermediate_dense.activation = keras.activations.gelu
+            block._feedforward_intermediate_dense.activation = hidden_activation(config.hidden_act)
     return backbone

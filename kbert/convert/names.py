@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 # Tensors of a pretraining checkpoint that are not encoder weights but the heads that
 # `kbert.BertPretrainer` loads.
 HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
@@ -110,7 +108,3 @@ def google_to_hf(name: str) -> tuple[str, bool]:
     if path.startswith("embeddings/") and path.endswith("_embeddings"):
         path += "/weight"
     return path.replace("/", "."), transpose
-
-
-def to_variable_layout(array: np.ndarray, variable_shape: tuple[int, ...]) -> np.ndarray:
-    return np.reshape(array, variable_shape)

@@ -40,7 +40,19 @@ WARMUP_INPUTS = {
 
 @dataclasses.dataclass
 class ExportSource:
-    """What an export is built from: a model, its tokenizer, task and labels."""
+    """What an export is built from: a model, its tokenizer, task and labels.
+
+    Args:
+        model: the Keras task model, or a `BertEncoder` (task "encoder").
+        tokenizer: `BertTokenizer`.
+        task: a task name of `kbert.tasks.registry`.
+        labels: label names in id order, or None.
+        sequence_length: int. The longest packed input.
+        truncate: str. "round_robin" or "waterfall".
+        pair: bool. `serving_default` takes a text pair.
+        task_info: optional dict. The model directory's task.json (task settings such as qa's
+            `max_answer_length`).
+    """
 
     model: keras.Model
     tokenizer: BertTokenizer
@@ -49,6 +61,7 @@ class ExportSource:
     sequence_length: int
     truncate: str = "round_robin"
     pair: bool = False
+    task_info: dict[str, Any] | None = None
 
 
 def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> ExportSource:
@@ -59,32 +72,36 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> 
         sequence_length: overrides the training sequence length (encoder default: 128).
     """
     from kbert.convert.checkpoints import load_pretrained
+    from kbert.tasks.model_dir import TASK_FILE, load_model
     from kbert.text import load_tokenizer
-    from kbert.training.model_dir import load_model
 
     path = pathlib.Path(path)
     if not path.is_dir():
         raise FileNotFoundError(f"model directory not found: {path}")
-    if (path / "task.json").is_file():
+    if (path / TASK_FILE).is_file():
         model = load_model(path, compile=False)
         info = model.task_info
         length = int(sequence_length or info["sequence_length"])
-        pair = bool(info.get("pair") or info.get("text_pair") or info.get("text_pair_column"))
         return ExportSource(model, model.tokenizer, model.task, model.label_names, length,
-                            info.get("truncate", "round_robin"), pair)
+                            info.get("truncate", "round_robin"), model.task_object.takes_pair, info)
     encoder = load_pretrained(path)
     return ExportSource(encoder, load_tokenizer(path), "encoder", None, int(sequence_length or 128))
 
 
-def build_module(source: ExportSource, fast_normalizer: bool = False) -> ServingModule:
-    """The `ServingModule` of a source; `fast_normalizer=True` gives the TFLite-convertible graph."""
-    tokenizer = source.tokenizer
-    if fast_normalizer != tokenizer.fast_normalizer:
-        tokenizer = BertTokenizer(tokenizer.get_vocabulary(), lowercase=tokenizer.lowercase,
-                                  strip_accents=tokenizer.strip_accents,
-                                  max_chars_per_word=tokenizer.max_chars_per_word, fast_normalizer=fast_normalizer)
-    return ServingModule(source.model, tokenizer, source.task, labels=source.labels,
-                         sequence_length=source.sequence_length, truncate=source.truncate, pair=source.pair)
+def build_module(source: ExportSource, tokenizer: BertTokenizer | None = None) -> ServingModule:
+    """The `ServingModule` of a source, tokenizing with `tokenizer` (default: the source's).
+
+    Args:
+        source: the `ExportSource`.
+        tokenizer: optional `BertTokenizer`; `kbert.export.tflite` passes a `TFLiteBertTokenizer` for the
+            TFLite-convertible graph.
+
+    Returns:
+        The `ServingModule`.
+    """
+    return ServingModule(source.model, tokenizer or source.tokenizer, source.task, labels=source.labels,
+                         sequence_length=source.sequence_length, truncate=source.truncate, pair=source.pair,
+                         task_info=source.task_info)
 
 
 def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,

@@ -1,12 +1,11 @@
 """TFLite conversion of a kbert export, and running the `.tflite` file with LiteRT.
 
-The TFLite graph uses `tf_text.FastBertTokenizer` (FastBertNormalize + FastWordpieceTokenize, registered
-by `tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`) and TFLite built-ins only: the exact BERT
-normaliser of `kbert.text.normalization` needs TF string ops (RegexReplace, NormalizeUTF8, ...) that only
-the Flex delegate runs, and `ai_edge_litert` ships without Flex. FastBertNormalize's NFKC case folding
-gives different ids from BERT's on some non-ASCII text (full-width punctuation, ß, ligatures); ASCII and
-most accented Latin text tokenizes identically. Offsets (tagger, QA) are UTF-8 bytes in the TFLite file,
-and the string slices (`word_text`, `entity_text`, `answer`) are left to the caller.
+The TFLite graph tokenizes with `kbert.text.TFLiteBertTokenizer`: the SavedModel's ids and character
+offsets, from TFLite built-ins and tensorflow-text's TFLite kernels only (ByteSplitWithOffsets,
+FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, RaggedTensorToTensor, registered by
+`tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`), so `ai_edge_litert`, which ships without the Flex
+delegate, runs it. The string slices (`word_text`, `entity_text`, `answer`) are not in the TFLite file
+(TFLite has no kernel for character substrings); the caller slices the text at the offsets.
 """
 
 from __future__ import annotations
@@ -33,10 +32,11 @@ def convert(source, quantize: str = "none") -> bytes:
         The TFLite model bytes, with the SavedModel's signatures.
     """
     from kbert.export.savedmodel import build_module
+    from kbert.text import TFLiteBertTokenizer
 
     if quantize not in QUANTIZE_MODES:
         raise ValueError(f"quantize must be one of {QUANTIZE_MODES}, got {quantize!r}")
-    module = build_module(source, fast_normalizer=True)
+    module = build_module(source, tokenizer=TFLiteBertTokenizer.from_tokenizer(source.tokenizer))
     with tempfile.TemporaryDirectory() as tmp:
         tf.saved_model.save(module, tmp, signatures=module.signatures())
         converter = tf.lite.TFLiteConverter.from_saved_model(tmp, signature_keys=sorted(module.signatures()))

@@ -12,13 +12,16 @@ from typing import Any
 import keras
 from keras import ops
 
+from kbert.constants import IGNORE_LABEL
+
 
 @keras.saving.register_keras_serializable(package="kbert")
 class MaskedAccuracy(keras.metrics.Metric):
     """Accuracy of argmax predictions over the positions whose label is not `ignore_index`.
 
     Args:
-        ignore_index: int. Label value that marks a position to skip (default -100).
+        ignore_index: int. Label value that marks a position to skip (default
+            `kbert.constants.IGNORE_LABEL`, -100).
         name: str. Metric name.
         dtype: optional dtype of the metric's variables.
 
@@ -37,7 +40,7 @@ class MaskedAccuracy(keras.metrics.Metric):
     1.0
     """
 
-    def __init__(self, ignore_index: int = -100, name: str = "masked_accuracy", dtype: Any = None) -> None:
+    def __init__(self, ignore_index: int = IGNORE_LABEL, name: str = "masked_accuracy", dtype: Any = None) -> None:
         super().__init__(name=name, dtype=dtype)
         self.ignore_index = ignore_index
         self.correct = self.add_variable(shape=(), initializer="zeros", name="correct")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any
 
@@ -10,12 +9,8 @@ import keras
 import keras_hub
 
 from kbert.config import BertConfig
+from kbert.layers.activations import hidden_activation
 from kbert.layers.bert_embeddings import BertEmbeddings
-
-# BERT's GELU is the exact, erf-based one. `keras.activations.gelu` defaults to it
-# (approximate=False), while `keras.ops.gelu` and keras-hub's BertBackbone use the tanh approximation,
-# which is 4e-3 away from reference BERT outputs.
-ACTIVATIONS = {"gelu": "gelu", "gelu_approximate": "gelu_approximate", "relu": "relu", "tanh": "tanh"}
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -38,7 +33,8 @@ class BertEncoder(keras.Model):
         num_hidden_layers: int. Number of transformer blocks L.
         num_attention_heads: int. Attention heads A.
         intermediate_size: int. Feed-forward width (4H in BERT).
-        hidden_act: str. "gelu" (exact, as BERT), "gelu_approximate", "relu" or "tanh".
+        hidden_act: str. "gelu" (exact, as BERT); "gelu_new", "gelu_pytorch_tanh", "gelu_fast" or
+            "gelu_approximate" (the tanh approximation); "relu" or "tanh".
         hidden_dropout_prob: float. Dropout on embeddings and sublayer outputs.
         attention_probs_dropout_prob: float. Dropout on attention probabilities. keras-hub's block has
             one dropout rate for both, so this must equal `hidden_dropout_prob` (it does in every
@@ -108,7 +104,7 @@ class BertEncoder(keras.Model):
         self.transformer_layers = [
             keras_hub.layers.TransformerEncoder(
                 intermediate_dim=intermediate_size, num_heads=num_attention_heads,
-                dropout=hidden_dropout_prob, activation=ACTIVATIONS[hidden_act],
+                dropout=hidden_dropout_prob, activation=hidden_activation(hidden_act),
                 layer_norm_epsilon=layer_norm_eps, kernel_initializer=initializer(),
                 normalize_first=False, dtype=dtype, name=f"transformer_layer_{i}",
             )
@@ -173,17 +169,3 @@ class BertEncoder(keras.Model):
             "hidden_states": hidden_states,
             "attention_probs": attention_probs,
         }
-
-    def save_pretrained(self, directory: str | os.PathLike, format: str = "kbert", vocabulary=None) -> None:
-        """Writes config and weights that `kbert.load_pretrained` reads back.
-
-        Args:
-            directory: str. Created if missing.
-            format: "kbert" (kbert_config.json + kbert_weights.safetensors, Google's tensor names) or
-                "hf" (Hugging Face's config.json + model.safetensors, readable by `transformers`).
-            vocabulary: optional list of tokens, or a `BertTokenizer`, written as vocab.txt.
-        """
-        # Imported here: checkpoint formats sit a tier above the models (see kbert/convert/).
-        from kbert.convert.checkpoints import save_pretrained
-
-        save_pretrained(self, directory, format=format, vocabulary=vocabulary)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 import keras
 import keras_hub
 import numpy as np
 
+from kbert.constants import OBJECTIVES
+from kbert.layers.activations import hidden_activation
 from kbert.models.bert_encoder import BertEncoder
+from kbert.optim.defaults import create_optimizer
 
-OBJECTIVES = ("nsp", "sop", "none")
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask", "masked_positions")
 
 
@@ -39,7 +39,7 @@ class BertPretrainer(keras.Model):
         dict with `mlm_logits` (batch, max_predictions, vocab) and, unless objective is "none",
         `sentence_logits` (batch, 2); both float32.
 
-    `fit` takes the feature dicts made by `kbert.data` (static TFRecords or dynamic masking), which also
+    `fit` takes the feature dicts made by `kbert.pretraining_data` (static TFRecords or dynamic masking), which also
     hold the labels: `masked_ids`, `masked_weights` and `next_sentence_label`.
 
     Example:
@@ -59,7 +59,7 @@ class BertPretrainer(keras.Model):
         self.encoder = encoder
         self.mlm_head = keras_hub.layers.MaskedLMHead(
             token_embedding=encoder.embeddings.token_embedding,
-            intermediate_activation=keras.activations.gelu if config.hidden_act == "gelu" else config.hidden_act,
+            intermediate_activation=hidden_activation(config.hidden_act),
             layer_norm_epsilon=config.layer_norm_eps,
             kernel_initializer=initializer,
             dtype=encoder.dtype_policy,
@@ -109,13 +109,13 @@ class BertPretrainer(keras.Model):
         return cls(**config)
 
     def compile(self, optimizer="auto", **kwargs):
-        """Compiles with AdamW (lr 1e-4, weight decay 0.01, no decay on LayerNorm and biases) by default.
+        """Compiles with `kbert.optim.create_optimizer(1e-4)` by default: AdamW, weight decay 0.01 except on
+        LayerNorm and biases, gradients clipped at global norm 1.
 
         Losses come from the features themselves (see `compute_loss`), so no `loss=` is needed.
         """
         if optimizer == "auto":
-            optimizer = keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, epsilon=1e-6)
-            optimizer.exclude_from_weight_decay(var_names=["gamma", "beta", "bias"])
+            optimizer = create_optimizer(1e-4)
         super().compile(optimizer=optimizer, **kwargs)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
@@ -194,19 +194,3 @@ class BertPretrainer(keras.Model):
             variable.assign(array)
             used.append(name)
         return used
-
-    @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, objective: str = "nsp", **overrides) -> "BertPretrainer":
-        """An encoder and its heads from a checkpoint; heads the checkpoint lacks start fresh."""
-        from kbert.convert.checkpoints import load_pretrained, read_pretraining_heads
-
-        pretrainer = cls(load_pretrained(path, **overrides), objective=objective)
-        pretrainer.load_head_tensors(read_pretraining_heads(path), strict=False)
-        return pretrainer
-
-    def save_pretrained(self, directory: str | os.PathLike, format: str = "kbert", vocabulary=None) -> None:
-        """Writes encoder and heads; `kbert.load_pretrained` reads the encoder back, `from_pretrained` all."""
-        from kbert.convert.checkpoints import save_pretrained
-
-        save_pretrained(self.encoder, directory, format=format, vocabulary=vocabulary,
-                        head_tensors=self.head_tensors())

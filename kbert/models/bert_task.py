@@ -7,6 +7,7 @@ from typing import Any
 import keras
 
 from kbert.models.bert_encoder import BertEncoder
+from kbert.optim.defaults import create_optimizer
 
 
 class BertTask(keras.Model):
@@ -38,13 +39,9 @@ class BertTask(keras.Model):
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def default_optimizer(self) -> keras.optimizers.Optimizer:
-        """AdamW, weight decay 0.01 except on LayerNorm and biases, gradients clipped at norm 1."""
-        learning_rate = 1e-3 if self.feature_based else self.default_learning_rate
-        optimizer = keras.optimizers.AdamW(
-            learning_rate=learning_rate, weight_decay=0.01, epsilon=1e-6, clipnorm=1.0
-        )
-        optimizer.exclude_from_weight_decay(var_names=["gamma", "beta", "bias"])
-        return optimizer
+        """`kbert.optim.create_optimizer`'s AdamW at a constant rate: PyTorch's update rule, weight decay
+        0.01 except on LayerNorm and biases, epsilon 1e-6, gradients clipped at global norm 1."""
+        return create_optimizer(1e-3 if self.feature_based else self.default_learning_rate)
 
     def task_config(self) -> dict[str, Any]:
         return {}

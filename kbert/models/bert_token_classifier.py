@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import keras
 
+from kbert.constants import IGNORE_LABEL
 from kbert.metrics.keras_metrics import MaskedAccuracy
 from kbert.models.bert_encoder import BertEncoder
 from kbert.models.bert_task import BertTask
-
-IGNORE_LABEL = -100
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -19,7 +18,7 @@ class BertTokenClassifier(BertTask):
 
     Labels are given per position, with -100 on the positions that are not scored: `[CLS]`, `[SEP]`,
     padding and every continuation piece (`##...`) of a word. The loss and the accuracy skip them.
-    `kbert.data` aligns word labels to pieces this way.
+    `kbert.tasks.tagging_data` aligns word labels to pieces this way.
 
     Args:
         encoder: a `kbert.BertEncoder`.

@@ -10,10 +10,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from kbert.constants import CLS, MASK, PAD, SEP, TOKENIZER_SPECIAL_TOKENS, UNK
 from kbert.text import normalization
-
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
-MASK_TOKEN = "[MASK]"
+from kbert.text.ragged_rows import restore_order, sum_by_row, where_true
 
 
 def read_vocabulary(path: str | os.PathLike) -> list[str]:
@@ -45,10 +44,9 @@ class BertTokenizer(keras.layers.Layer):
         lowercase: bool. uncased mode: lower-case (and, by default, strip accents).
         strip_accents: bool or None. NFD + drop combining marks; `None` follows `lowercase` (as BERT).
         max_chars_per_word: int. a word longer than this (in characters) becomes `[UNK]`.
-        fast_normalizer: bool. use `tf_text.FastBertTokenizer` instead (`tokenize` and
-            `tokenize_with_offsets` only). Its graph holds only TFLite built-ins and tensorflow-text
-            TFLite ops, so it runs in a LiteRT interpreter without the Flex delegate, but its NFKC case
-            folding and byte-based word limit differ from BERT (e.g. `，`->`,`, `ß`->`ss`).
+
+    Its graph needs TF string ops that TFLite runs only with the Flex delegate; `TFLiteBertTokenizer`
+    gives the same ids from ops that LiteRT runs without it.
 
     Call arguments:
         inputs: a string scalar, a 1-D string tensor (or Python list), or `[batch, 1]`.
@@ -69,7 +67,6 @@ class BertTokenizer(keras.layers.Layer):
         lowercase: bool = True,
         strip_accents: bool | None = None,
         max_chars_per_word: int = 100,
-        fast_normalizer: bool = False,
         **kwargs,
     ):
         kwargs.setdefault("dtype", "int32")
@@ -83,42 +80,34 @@ class BertTokenizer(keras.layers.Layer):
         self._token_to_id = {}
         for i, token in enumerate(self.vocabulary):
             self._token_to_id.setdefault(token, i)
-        missing = [t for t in SPECIAL_TOKENS if t not in self._token_to_id]
+        missing = [t for t in TOKENIZER_SPECIAL_TOKENS if t not in self._token_to_id]
         if missing:
             raise ValueError(f"vocabulary lacks the special token(s) {', '.join(missing)}")
         self.lowercase = bool(lowercase)
         self.strip_accents = self.lowercase if strip_accents is None else bool(strip_accents)
         self.max_chars_per_word = int(max_chars_per_word)
-        self.pad_token_id = self._token_to_id["[PAD]"]
-        self.unk_token_id = self._token_to_id["[UNK]"]
-        self.cls_token_id = self._token_to_id["[CLS]"]
-        self.sep_token_id = self._token_to_id["[SEP]"]
-        self.mask_token_id = self._token_to_id.get(MASK_TOKEN)
+        self.pad_token_id = self._token_to_id[PAD]
+        self.unk_token_id = self._token_to_id[UNK]
+        self.cls_token_id = self._token_to_id[CLS]
+        self.sep_token_id = self._token_to_id[SEP]
+        self.mask_token_id = self._token_to_id.get(MASK)
         # A word never exceeds 4 bytes a character, so the byte limit never fires before ours.
         self._wordpiece = tf_text.FastWordpieceTokenizer(
             vocab=self.vocabulary,
             suffix_indicator="##",
             max_bytes_per_word=4 * self.max_chars_per_word + 4,
             token_out_type=tf.int32,
-            unknown_token="[UNK]",
+            unknown_token=UNK,
             no_pretokenization=True,
         )
         # Splits (white space, punctuation, CJK) and runs WordPiece in one pass; same limit in bytes.
         self._presplit = tf_text.FastWordpieceTokenizer(
             vocab=self.vocabulary, suffix_indicator="##", max_bytes_per_word=self.max_chars_per_word,
-            token_out_type=tf.int32, unknown_token="[UNK]", no_pretokenization=False,
+            token_out_type=tf.int32, unknown_token=UNK, no_pretokenization=False,
         )
         self._vocab_table = tf.constant(self.vocabulary)
         # The first piece of a word is never a "##" piece and every later piece is one.
         self._is_suffix = tf.constant([t.startswith("##") for t in self.vocabulary])
-        self.fast_normalizer = bool(fast_normalizer)
-        self._fast = None
-        if self.fast_normalizer:
-            self._fast = tf_text.FastBertTokenizer(
-                vocab=self.vocabulary, suffix_indicator="##", max_bytes_per_word=self.max_chars_per_word,
-                token_out_type=tf.int32, unknown_token="[UNK]", no_pretokenization=False,
-                lower_case_nfd_strip_accents=self.lowercase,
-            )
         self.built = True
 
     # ---- vocabulary ------------------------------------------------------------------------------
@@ -165,7 +154,7 @@ class BertTokenizer(keras.layers.Layer):
         """WordPiece on a flat tensor of words; words over the length limit become one `[UNK]`."""
         too_long = tf.strings.length(words, unit="UTF8_CHAR") > self.max_chars_per_word
         # "[UNK]" is a whole vocabulary token and no split word can contain "[", so it maps to [UNK].
-        words_in = tf.where(too_long, tf.constant("[UNK]"), words)
+        words_in = tf.where(too_long, tf.constant(UNK), words)
         return words_in, too_long
 
     def _split_ids(self, norm: tf.Tensor) -> tf.RaggedTensor:
@@ -174,30 +163,30 @@ class BertTokenizer(keras.layers.Layer):
         words_in, _ = self._wordpiece_words(words.flat_values)
         pieces = self._wordpiece.tokenize(words_in)  # (total_words, None)
         return tf.RaggedTensor.from_row_lengths(
-            pieces.flat_values, _sum_by_row(pieces.row_lengths(), words.row_splits)
+            pieces.flat_values, sum_by_row(pieces.row_lengths(), words.row_splits)
         )
 
     def _ids(self, text: tf.Tensor) -> tf.RaggedTensor:
         """Ids of a 1-D batch; rows are routed by `normalization` to the fast splitter or the regex one."""
         plain = tf.strings.regex_full_match(text, normalization.PRINTABLE_ASCII)
-        plain_idx, other_idx = _where(plain), _where(~plain)
+        plain_idx, other_idx = where_true(plain), where_true(~plain)
         plain_text = normalization.normalize_printable_ascii(tf.gather(text, plain_idx), self.lowercase)
         other = normalization.to_valid_utf8(tf.gather(text, other_idx))
         other = normalization.normalize(other, self.lowercase, self.strip_accents)
         exact = normalization.needs_exact_split(other, self.max_chars_per_word)
-        fast_other, exact_other = _where(~exact), _where(exact)
+        fast_other, exact_other = where_true(~exact), where_true(exact)
         fast_ids = self._presplit.tokenize(tf.concat([plain_text, tf.gather(other, fast_other)], 0))
         # Most batches have no such row: skip the regex split's dozen ops then.
         exact_ids = tf.cond(
             tf.size(exact_other) > 0, lambda: self._split_ids(tf.gather(other, exact_other)),
             lambda: tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.int32), tf.zeros([1], tf.int64)))
         order = tf.concat([plain_idx, tf.gather(other_idx, fast_other), tf.gather(other_idx, exact_other)], 0)
-        return _restore_order(((fast_ids, exact_ids),), order)[0]
+        return restore_order(((fast_ids, exact_ids),), order)[0]
 
     def tokenize(self, inputs):
         """Token ids (no `[CLS]`/`[SEP]`); see the class docstring."""
         text, scalar = self._prepare(inputs)
-        ids = self._fast.tokenize(text) if self._fast is not None else self._ids(text)
+        ids = self._ids(text)
         return ids[0] if scalar else ids
 
     def call(self, inputs):
@@ -214,8 +203,6 @@ class BertTokenizer(keras.layers.Layer):
             (ids, word_ids): both int32, ragged `[batch, None]` (1-D for a scalar input).
         """
         text, scalar = self._prepare(inputs)
-        if self._fast is not None:
-            raise NotImplementedError("tokenize_words needs fast_normalizer=False")
         ids = self._ids(text)
         # A word starts at every piece that is not a "##" continuation.
         count = tf.cumsum(tf.cast(~tf.gather(self._is_suffix, ids.flat_values), tf.int32))
@@ -233,16 +220,13 @@ class BertTokenizer(keras.layers.Layer):
             (ids, starts, ends): int32, ragged `[batch, None]` (1-D for a scalar input).
         """
         text, scalar = self._prepare(inputs)
-        if self._fast is not None:
-            out = self._fast_offsets(normalization.to_valid_utf8(text))
-            return tuple(t[0] for t in out) if scalar else out
         # Printable ASCII keeps its length through normalisation: the fast splitter's offsets are final.
         plain = tf.strings.regex_full_match(text, normalization.PRINTABLE_ASCII)
-        plain_idx, other_idx = _where(plain), _where(~plain)
+        plain_idx, other_idx = where_true(plain), where_true(~plain)
         plain_text = normalization.normalize_printable_ascii(tf.gather(text, plain_idx), self.lowercase)
         fast = tuple(tf.cast(t, tf.int32) for t in self._presplit.tokenize_with_offsets(plain_text))
         exact = self._offsets(normalization.to_valid_utf8(tf.gather(text, other_idx)))
-        out = _restore_order(tuple(zip(fast, exact)), tf.concat([plain_idx, other_idx], 0))
+        out = restore_order(tuple(zip(fast, exact)), tf.concat([plain_idx, other_idx], 0))
         return tuple(t[0] for t in out) if scalar else out
 
     def _offsets(self, text: tf.Tensor):
@@ -276,22 +260,8 @@ class BertTokenizer(keras.layers.Layer):
         starts -= tf.gather(char_row_start, piece_row)
         ends -= tf.gather(char_row_start, piece_row)
 
-        row_lengths = _sum_by_row(n_pieces, words.row_splits)
+        row_lengths = sum_by_row(n_pieces, words.row_splits)
         return tuple(tf.RaggedTensor.from_row_lengths(v, row_lengths) for v in (pieces.flat_values, starts, ends))
-
-    def _fast_offsets(self, text):
-        """`FastBertTokenizer` ids with its byte offsets turned into character offsets."""
-        ids, starts, ends = self._fast.tokenize_with_offsets(text)
-        _, char_starts = tf.strings.unicode_decode_with_offsets(text, "UTF-8")
-        byte_len = tf.RaggedTensor.from_tensor(tf.cast(tf.strings.length(text), tf.int64)[:, tf.newaxis])
-        # (batch, chars + 1): the first byte of each character, then the length; padded high.
-        bounds = tf.concat([char_starts, byte_len], axis=1).to_tensor(default_value=tf.int64.max)
-
-        def to_chars(offsets):
-            dense = tf.searchsorted(bounds, tf.cast(offsets.to_tensor(), tf.int64), side="left")
-            return tf.RaggedTensor.from_tensor(tf.cast(dense, tf.int32), lengths=offsets.row_lengths())
-
-        return ids, to_chars(starts), to_chars(ends)
 
     def detokenize(self, ids):
         """Joins token strings with spaces and glues `##` pieces back on; drops `[PAD]`.
@@ -315,35 +285,8 @@ class BertTokenizer(keras.layers.Layer):
             "lowercase": self.lowercase,
             "strip_accents": self.strip_accents,
             "max_chars_per_word": self.max_chars_per_word,
-            "fast_normalizer": self.fast_normalizer,
         })
         return config
 
     def compute_output_spec(self, inputs):
         return keras.KerasTensor([None, None], dtype="int32", ragged=True)
-
-
-def _sum_by_row(piece_counts: tf.Tensor, word_row_splits: tf.Tensor) -> tf.Tensor:
-    """Pieces per text: the per-word piece counts summed over each text's words."""
-    cum = tf.concat([tf.zeros([1], piece_counts.dtype), tf.cumsum(piece_counts)], 0)
-    return tf.gather(cum, word_row_splits[1:]) - tf.gather(cum, word_row_splits[:-1])
-
-
-def _where(mask: tf.Tensor) -> tf.Tensor:
-    return tf.where(mask)[:, 0]
-
-
-def _restore_order(groups: tuple, order: tf.Tensor) -> tuple:
-    """Concatenates each group of ragged row blocks and puts row `order[i]` back at row `i`.
-
-    Dense ops only (a ragged `tf.gather` would lower to RaggedGather, which TFLite cannot run).
-    """
-    inverse = tf.math.invert_permutation(order)
-    joined = [tf.concat(list(group), 0) for group in groups]
-    splits = joined[0].row_splits
-    lengths = tf.gather(splits[1:] - splits[:-1], inverse)
-    new_splits = tf.concat([tf.zeros([1], splits.dtype), tf.cumsum(lengths)], 0)
-    row = tf.repeat(tf.range(tf.size(lengths, out_type=splits.dtype)), lengths)
-    source = tf.gather(tf.gather(splits, inverse), row) + tf.range(new_splits[-1]) - tf.gather(new_splits, row)
-    return tuple(tf.RaggedTensor.from_row_splits(tf.gather(rt.flat_values, source), new_splits, validate=False)
-                 for rt in joined)

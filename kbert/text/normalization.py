@@ -11,7 +11,10 @@ Reproduces the reference BERT text pipeline (google-research/bert `BasicTokenize
    non-alphanumerics, as BERT counts them) and every CJK ideograph, each kept as its own word.
 
 Why not `tf_text.FastBertNormalizer`/`FastBertTokenizer`: their lower-casing is NFKC case folding, which
-changes full-width punctuation, `ß`, ligatures and more, so ids differ from the reference (see issue 3).
+changes full-width punctuation, `ß`, ligatures and more, so ids differ from the reference.
+
+Every step acts on each code point alone, so `code_point_table` can precompute it for all of them; the
+TFLite tokenizer (`kbert.text.TFLiteBertTokenizer`) looks code points up in that table instead.
 
 The splitting of step 4, though, is what `tf_text.FastWordpieceTokenizer` does itself when it
 pre-tokenizes (white space, punctuation as ICU and BERT count it, CJK), one fused pass several times
@@ -22,6 +25,9 @@ carriage return) the whole normalisation is `normalize_printable_ascii`.
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
@@ -115,3 +121,29 @@ def needs_exact_split(text: tf.Tensor, max_chars_per_word: int) -> tf.Tensor:
     """
     run = min(max_chars_per_word // 4 + 1, 1000)  # a character has at most 4 bytes; RE2 counts <= 1000
     return tf.strings.regex_full_match(text, f"(?s).*(?:{SPLIT_MISMATCH}|{WORD_CHAR}{{{run},}}).*")
+
+
+# What a character is to BERT's splitting: part of a word, a word by itself (punctuation, CJK), or a gap.
+WORD, ALONE, SPACE = 0, 1, 2
+NUM_CODE_POINTS = 0x110000
+
+
+@functools.lru_cache(maxsize=4)
+def code_point_table(lowercase: bool, strip_accents: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`normalize` of every code point alone, and each code point's class (`WORD`, `ALONE`, `SPACE`).
+
+    Computed with the very ops of `normalize` and the patterns of `split_words`, so a table-driven
+    tokenizer built from it follows them. Surrogates (never valid UTF-8) normalise to "" like U+FFFD.
+
+    Returns:
+        (splits, code_points, classes): code point `c` normalises to `code_points[splits[c]:splits[c + 1]]`;
+        `classes` (int8) holds the class of each of the `NUM_CODE_POINTS` code points.
+    """
+    code_points = np.arange(NUM_CODE_POINTS, dtype=np.int32)
+    code_points[0xD800:0xE000] = 0xFFFD
+    chars = tf.strings.unicode_encode(code_points[:, np.newaxis], "UTF-8")
+    normalized = tf.strings.unicode_decode(normalize(chars, lowercase, strip_accents), "UTF-8")
+    space = tf.strings.regex_full_match(chars, WHITESPACE).numpy()
+    alone = tf.strings.regex_full_match(chars, KEEP_PATTERN).numpy()
+    classes = np.where(space, SPACE, np.where(alone, ALONE, WORD)).astype(np.int8)
+    return normalized.row_splits.numpy(), normalized.flat_values.numpy(), classes

@@ -9,9 +9,11 @@ import keras
 import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
+from kbert.constants import SPECIAL_TOKENS
 from kbert.text import normalization
+from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, check_encoding_errors, read_lines
 
-RESERVED_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+RESERVED_TOKENS = list(SPECIAL_TOKENS)
 
 
 def count_words(
@@ -19,26 +21,40 @@ def count_words(
     lowercase: bool = True,
     batch_size: int = 1024,
     verbose: bool = True,
+    encoding_errors: str = DEFAULT_ENCODING_ERRORS,
 ) -> collections.Counter:
-    """Counts the words of text files (one text a line) after `BertTokenizer`'s normalisation/split."""
+    """Counts the words of text files (one text a line) after `BertTokenizer`'s normalisation/split.
+
+    Lines are decoded by `kbert.text.text_files.read_lines` under `encoding_errors` ("strict",
+    "replace" or "ignore"); a warning names each file with repaired lines.
+    """
+    check_encoding_errors(encoding_errors)
     paths = [str(f) for f in files]
     for p in paths:
         if not tf.io.gfile.exists(p):
             raise FileNotFoundError(f"vocabulary input not found: {p}")
 
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def split(lines):
         text = normalization.normalize(normalization.to_valid_utf8(lines), lowercase, lowercase)
         return normalization.split_words(text).flat_values
 
-    dataset = tf.data.TextLineDataset(paths).batch(batch_size).map(split, num_parallel_calls=tf.data.AUTOTUNE)
     counts: collections.Counter = collections.Counter()
     progress = keras.utils.Progbar(None, unit_name="line") if verbose else None
-    lines = 0
-    for words in dataset.prefetch(2).as_numpy_iterator():
-        counts.update(w.decode("utf-8") for w in words)
-        lines += batch_size
-        if progress is not None:
-            progress.update(lines)
+    seen = 0
+    batch: list[str] = []
+    # Lines are decoded here, in Python, so that a strict decoding error reaches the caller as it is.
+    for path in paths:
+        for line in read_lines(path, encoding_errors):
+            batch.append(line)
+            if len(batch) == batch_size:
+                counts.update(w.decode("utf-8") for w in split(tf.constant(batch)).numpy())
+                seen += len(batch)
+                batch = []
+                if progress is not None:
+                    progress.update(seen)
+    if batch:
+        counts.update(w.decode("utf-8") for w in split(tf.constant(batch)).numpy())
     return counts
 
 
@@ -50,6 +66,7 @@ def learn_vocabulary(
     max_unique_chars: int = 20000,
     min_count: int = 2,
     verbose: bool = True,
+    encoding_errors: str = DEFAULT_ENCODING_ERRORS,
 ) -> list[str]:
     """Learns a BERT WordPiece vocabulary from text files.
 
@@ -68,6 +85,7 @@ def learn_vocabulary(
             is kept as a token (and as a `##` piece), so each Chinese character is in the vocabulary.
         min_count: words seen fewer times are left out of the word counts.
         verbose: show a progress bar (lines read).
+        encoding_errors: "strict", "replace" (default) or "ignore" for bytes that are not UTF-8.
 
     Returns:
         The tokens in id order.
@@ -78,7 +96,7 @@ def learn_vocabulary(
     if size <= len(reserved_tokens or RESERVED_TOKENS):
         raise ValueError(f"size must exceed the number of reserved tokens, got {size}")
     reserved = list(reserved_tokens or RESERVED_TOKENS)
-    counts = count_words(files, lowercase=lowercase, verbose=verbose)
+    counts = count_words(files, lowercase=lowercase, verbose=verbose, encoding_errors=encoding_errors)
     if not counts:
         raise ValueError(f"no words found in {[str(f) for f in files]}")
     vocab = learner.learn(

@@ -5,6 +5,9 @@
 - `patch_model_for_multi_worker`: the Keras 3.15 MultiWorkerMirroredStrategy `fit` workaround.
 - `training_callbacks`, `fit_steps`, `StepCheckpoint`, `restored_step`: step checkpoints, resume
   after a crash, TensorBoard.
+
+The drivers are imported from their modules: `kbert.training.finetune` (`finetune(task, FinetuneConfig)`,
+`evaluate_model`, for any `kbert.tasks` task) and `kbert.training.pretrain`.
 """
 
 from kbert.training.callbacks import (

@@ -1,4 +1,4 @@
-"""Step-based checkpoints, crash-resume and TensorBoard for step-budgeted training with `fit`.
+"""Step-based checkpoints, crash-resume, held-out logs and TensorBoard for step-budgeted training with `fit`.
 
 Pretraining counts optimizer steps, not epochs. Keras 3.15 `BackupAndRestore` restores only the
 *epoch* it reached (its `save_freq=N` mid-epoch backups restart the epoch from batch 0, so a resumed
@@ -16,6 +16,7 @@ import json
 import math
 import os
 import pathlib
+import time
 import warnings
 from typing import Any
 
@@ -208,3 +209,76 @@ def training_callbacks(
                 keras.callbacks.TensorBoard(str(out_dir / "logs"), update_freq=log_every_steps)
             )
     return callbacks
+
+
+class HeldoutLogger(keras.callbacks.Callback):
+    """Records the held-out metrics of each checkpoint interval, by optimizer step, for drawing curves.
+
+    With `fit(validation_data=heldout, **fit_steps(...))` Keras evaluates the held-out set at the end of
+    every checkpoint interval (one Keras epoch) and passes `val_*` metrics to `on_epoch_end`; this
+    callback writes them as `directory/step_000500.json` (`{"step": 500, "mlm_accuracy": ...}`) and, if
+    `tensorboard_dir` is given, as `heldout/<metric>` scalars against the step.
+
+    Args:
+        directory: str or path. Where the JSON files go (created if missing).
+        tensorboard_dir: str, path or None. TensorBoard log directory; None writes no scalars.
+
+    Example:
+    >>> logger = HeldoutLogger("/tmp/kbert-run/heldout")
+    >>> logger.directory.name
+    'heldout'
+    """
+
+    def __init__(self, directory: str | os.PathLike, tensorboard_dir: str | os.PathLike | None = None) -> None:
+        super().__init__()
+        self.directory = pathlib.Path(directory)
+        self.tensorboard_dir = tensorboard_dir
+        if tensorboard_dir is not None and importlib.util.find_spec("tensorboard") is None:
+            warnings.warn("Held-out TensorBoard scalars are off: the `tensorboard` package is not installed")
+            self.tensorboard_dir = None
+        self._writer = None
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        values = {k[len("val_"):]: float(v) for k, v in (logs or {}).items() if k.startswith("val_")}
+        if not values:
+            return
+        step = _step(self.model)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        record = {"step": step, **values}
+        (self.directory / f"step_{step:06d}.json").write_text(json.dumps(record, indent=2) + "\n")
+        if self.tensorboard_dir is not None:
+            import tensorflow as tf
+
+            if self._writer is None:
+                self._writer = tf.summary.create_file_writer(str(self.tensorboard_dir))
+            with self._writer.as_default():
+                for name, value in values.items():
+                    tf.summary.scalar(f"heldout/{name}", value, step=step)
+            self._writer.flush()
+
+
+class TimeLimit(keras.callbacks.Callback):
+    """Stops training once `minutes` of wall time have passed since training began.
+
+    For runs with a time budget rather than a step budget (benchmarks: "what does an hour reach?"). The
+    learning-rate schedule still follows the step budget, so set `steps` to about what fits in the time.
+
+    Args:
+        minutes: float. The wall-time budget.
+
+    Example:
+    >>> TimeLimit(60).seconds
+    3600.0
+    """
+
+    def __init__(self, minutes: float) -> None:
+        super().__init__()
+        self.seconds = float(minutes) * 60.0
+        self._start: float | None = None
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._start = time.monotonic()
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if self._start is not None and time.monotonic() - self._start >= self.seconds:
+            self.model.stop_training = True

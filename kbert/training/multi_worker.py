@@ -30,7 +30,7 @@ module (and its calls in the training code) once Keras fixes them:
 
 Fix 2 only changes anything when the strategy is a MultiWorkerMirroredStrategy in multi-worker mode,
 fix 1 when the strategy has several replicas, so `patch_model_for_multi_worker` is safe to apply under
-any strategy. `predict` is left alone (`kbert.training.finetune` scores through a plain traced call,
+any strategy. `predict` is left alone (`Task.evaluate` in `kbert/tasks/base.py` scores through a plain traced call,
 since `predict_on_batch` under several replicas returns one copy of the batch per replica).
 """
 

@@ -5,6 +5,9 @@
 
 `train_data` is either a `kbert create-pretraining-data` directory (static or dynamic masks, its
 vocabulary and settings recorded inside) or raw text (a glob or "tfds:NAME"), masked on the fly.
+`heldout_text` (masked with the run's own settings and a fixed seed) or `heldout_data` (a
+create-pretraining-data directory) is scored at every checkpoint: `out/heldout/step_000500.json` and
+TensorBoard scalars under `out/logs/heldout`.
 """
 
 from __future__ import annotations
@@ -16,8 +19,7 @@ import pathlib
 from typing import Any
 
 from kbert.config import BertConfig
-
-OBJECTIVES = ("nsp", "sop", "none")
+from kbert.constants import OBJECTIVES
 
 
 @dataclasses.dataclass
@@ -25,7 +27,13 @@ class PretrainConfig:
     """Every setting of a pretraining run; each is also a `kbert pretrain` flag (`--batch-size` ...).
 
     Model: `preset` (default "tiny") or `model` (BertConfig fields, e.g. from a bert_config.json),
-    or `init`, a checkpoint to continue from (e.g. phase 1 of a two-phase run).
+    or `init`, a checkpoint to continue from (e.g. phase 1 of a two-phase run). `batch_size` is the
+    global batch, split across the replicas of the strategy (it must divide by their number).
+    Held-out evaluation at every checkpoint: `heldout_text` (text files, masked with the run's settings
+    and a fixed seed) or `heldout_data` (a create-pretraining-data directory), at most
+    `heldout_max_instances` instances. `encoding_errors` applies to raw-text `train_data` and
+    `heldout_text` ("strict", "replace" or "ignore"). `max_minutes` stops training after that much wall
+    time even if `steps` are not done (the learning-rate schedule still follows `steps`).
     """
 
     train_data: str = ""
@@ -50,6 +58,11 @@ class PretrainConfig:
     whole_word_masking: bool = False
     language: str = "en"
     layout: str = "sentences"
+    encoding_errors: str = "replace"
+    heldout_text: str | None = None
+    heldout_data: str | None = None
+    heldout_max_instances: int = 2048
+    max_minutes: float | None = None  # stop after this much wall time even if `steps` are not done
     mixed_precision: str = "none"
     jit_compile: bool = False
     strategy: str = "auto"
@@ -100,10 +113,12 @@ class PretrainConfig:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.steps < 1 or self.batch_size < 1:
             raise ValueError("steps and batch_size must be >= 1")
+        if self.heldout_text and self.heldout_data:
+            raise ValueError("give heldout_text or heldout_data, not both")
 
 
 def _is_tfrecord_dir(path: str) -> bool:
-    from kbert.data.tfrecords import METADATA_FILE
+    from kbert.pretraining_data.tfrecords import METADATA_FILE
 
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, METADATA_FILE))
 
@@ -117,45 +132,78 @@ def _tokenizer(config: PretrainConfig, vocab_dir: str | None):
     return load_tokenizer(source, lowercase=config.lowercase)
 
 
+def _data_config(config: PretrainConfig, metadata: dict | None, objective: str):
+    """The run's instance and masking settings: the data directory's, or the config's for raw text."""
+    from kbert.pretraining_data.create import CreatePretrainingDataConfig
+
+    names = ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "whole_word_masking", "language",
+             "layout", "encoding_errors")
+    source = {n: getattr(config, n) for n in names}
+    if metadata:
+        source.update({n: metadata[n] for n in names + ("short_seq_prob",) if n in metadata})
+        source["whole_word_masking"] = metadata.get("whole_word_masking", False)
+    return CreatePretrainingDataConfig(objective=objective, seed=config.seed or 0, **source)
+
+
+def _check_objective(path: str, data_objective: str, objective: str) -> None:
+    if objective != "none" and objective != data_objective:
+        raise ValueError(
+            f"{path} was made for objective {data_objective!r}; cannot train {objective!r} on it "
+            "(use --objective none for masked LM only, or recreate the data)"
+        )
+
+
 def _dataset(config: PretrainConfig, global_batch: int):
-    """The training batches, the tokenizer (for the vocabulary saved with the model) and the objective."""
-    from kbert.data.masking_pipeline import text_pretraining_dataset
-    from kbert.data.tfrecords import load_pretraining_dataset, read_pretraining_metadata
+    """The training batches, the tokenizer (for the vocabulary saved with the model), the objective and
+    the run's data settings (`CreatePretrainingDataConfig`)."""
+    from kbert.pretraining_data.text_dataset import text_pretraining_dataset
+    from kbert.pretraining_data.tfrecords import load_pretraining_dataset, read_pretraining_metadata
 
     if _is_tfrecord_dir(config.train_data):
         metadata = read_pretraining_metadata(config.train_data)
-        data_objective = metadata["objective"]
-        objective = config.objective or data_objective
-        if objective != "none" and objective != data_objective:
-            raise ValueError(
-                f"{config.train_data} was made for objective {data_objective!r}; cannot train {objective!r} on it "
-                "(use --objective none for masked LM only, or recreate the data)"
-            )
+        objective = config.objective or metadata["objective"]
+        _check_objective(config.train_data, metadata["objective"], objective)
         tokenizer = _tokenizer(
             dataclasses.replace(config, lowercase=metadata.get("lowercase") if config.lowercase is None
                                 else config.lowercase),
             os.path.join(config.train_data, metadata.get("vocab_file", "vocab.txt")),
         )
         dataset = load_pretraining_dataset(config.train_data, global_batch, repeat=True, seed=config.seed)
-        return dataset, tokenizer, objective
+        return dataset, tokenizer, objective, _data_config(config, metadata, objective)
     objective = config.objective or "nsp"
     tokenizer = _tokenizer(config, None)
     dataset = text_pretraining_dataset(
         config.train_data, tokenizer, max_seq_length=config.max_seq_length, batch_size=global_batch,
         max_predictions_per_seq=config.max_predictions_per_seq, masked_lm_prob=config.masked_lm_prob,
         objective="nsp" if objective == "none" else objective, whole_word=config.whole_word_masking,
-        language=config.language, layout=config.layout, seed=config.seed,
+        language=config.language, layout=config.layout, encoding_errors=config.encoding_errors, seed=config.seed,
     ).repeat()
-    return dataset, tokenizer, objective
+    return dataset, tokenizer, objective, _data_config(config, None, objective)
+
+
+def _heldout(config: PretrainConfig, tokenizer, data_config, batch_size: int):
+    """The held-out batches (fixed masks), or None when the run has no held-out set."""
+    from kbert.pretraining_data import heldout
+    from kbert.pretraining_data.tfrecords import read_pretraining_metadata
+
+    if config.heldout_data:
+        _check_objective(config.heldout_data, read_pretraining_metadata(config.heldout_data)["objective"],
+                         data_config.objective)
+        return heldout.heldout_from_directory(config.heldout_data, batch_size, config.heldout_max_instances)
+    if config.heldout_text:
+        text_config = dataclasses.replace(data_config, inputs=[config.heldout_text])
+        return heldout.heldout_from_text(text_config, tokenizer, batch_size, config.heldout_max_instances)
+    return None
 
 
 def pretrain(config: PretrainConfig) -> dict[str, Any]:
     """Runs (or resumes) a pretraining run; returns a summary with the final metrics.
 
     Writes to `config.out`: the encoder and its heads in kbert's layout (`kbert.load_pretrained(out)`
-    reads the encoder, `BertPretrainer.from_pretrained(out)` both), `vocab.txt`, `checkpoints/`
+    reads the encoder, `kbert.convert.checkpoints.load_pretrainer(out)` both), `vocab.txt`, `checkpoints/`
     (every `save_every_steps`), `backup/` (crash-resume state, removed when the run completes),
-    `logs/` (TensorBoard) and `history.json`.
+    `logs/` (TensorBoard), `heldout/step_NNNNNN.json` (held-out metrics at each checkpoint, when a
+    held-out set is given) and `history.json`.
     """
     config.validate()
     # The strategy comes first: multi-worker collectives must be set up before TF initialises.
@@ -165,20 +213,24 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
 
     import keras
 
-    from kbert.convert.checkpoints import load_pretrained, read_pretraining_heads
+    from kbert.convert.checkpoints import load_pretrained, read_pretraining_heads, save_pretrained
     from kbert.models.bert_encoder import BertEncoder
     from kbert.models.bert_pretrainer import BertPretrainer
-    from kbert.training.callbacks import fit_steps, restored_step, training_callbacks
+    from kbert.training.callbacks import HeldoutLogger, TimeLimit, fit_steps, restored_step, training_callbacks
     from kbert.training.multi_worker import patch_model_for_multi_worker
     from kbert.training.optimizers import create_optimizer, set_mixed_precision
 
     if config.seed is not None:
         keras.utils.set_random_seed(config.seed)
     set_mixed_precision(config.mixed_precision)
+    replicas = int(strategy.num_replicas_in_sync)
+    if config.batch_size % replicas:
+        raise ValueError(f"batch_size {config.batch_size} (the global batch) does not divide by {replicas} replicas")
     global_batch, learning_rate = scale_batch_and_lr(
-        config.batch_size, config.learning_rate, strategy, scaling=config.scale_learning_rate
+        config.batch_size // replicas, config.learning_rate, strategy, scaling=config.scale_learning_rate
     )
-    dataset, tokenizer, objective = _dataset(config, global_batch)
+    dataset, tokenizer, objective, data_config = _dataset(config, global_batch)
+    heldout = _heldout(config, tokenizer, data_config, global_batch)
     out = pathlib.Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -210,9 +262,15 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     if start:
         print(f"Resuming {out} from step {start}")
         dataset = dataset.skip(start * config.gradient_accumulation_steps)
+    callbacks = training_callbacks(out, save_every, total_steps=config.steps, tensorboard=config.tensorboard)
+    if heldout is not None and is_chief():
+        callbacks.append(HeldoutLogger(out / "heldout", out / "logs" / "heldout" if config.tensorboard else None))
+    if config.max_minutes is not None:
+        callbacks.append(TimeLimit(config.max_minutes))
     history = pretrainer.fit(
         dataset,
-        callbacks=training_callbacks(out, save_every, total_steps=config.steps, tensorboard=config.tensorboard),
+        validation_data=heldout,
+        callbacks=callbacks,
         verbose=config.verbose,
         **fit_steps(config.steps, save_every, config.gradient_accumulation_steps),
     )
@@ -222,11 +280,12 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         "objective": objective,
         "global_batch_size": global_batch,
         "replicas": int(strategy.num_replicas_in_sync),
-        "final_metrics": {k: float(v[-1]) for k, v in history.history.items()},
+        "final_metrics": {k: float(v[-1]) for k, v in history.history.items() if not k.startswith("val_")},
+        "heldout": {k[len("val_"):]: float(v[-1]) for k, v in history.history.items() if k.startswith("val_")},
         "history": {k: [float(x) for x in v] for k, v in history.history.items()},
         "config": dataclasses.asdict(config),
     }
     if is_chief():
-        pretrainer.save_pretrained(out, vocabulary=tokenizer)
+        save_pretrained(pretrainer, out, vocabulary=tokenizer)
         (out / "history.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     return summary

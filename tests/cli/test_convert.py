@@ -7,7 +7,7 @@ from kbert.cli.main import main
 def test_convert_between_layouts(tmp_path, tiny_vocab_file):
     encoder = kbert.BertEncoder(vocab_size=24, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                 intermediate_size=32, max_position_embeddings=16)
-    encoder.save_pretrained(tmp_path / "kbert", vocabulary=tiny_vocab_file)
+    kbert.save_pretrained(encoder, tmp_path / "kbert", vocabulary=tiny_vocab_file)
     ids = np.array([[2, 5, 6, 3]], "int32")
     inputs = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": 1 + 0 * ids}
     expected = encoder(inputs)["sequence_output"].numpy()

@@ -2,12 +2,11 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from kbert.cli.main import main
-from kbert.data.masking_pipeline import pretraining_feature_spec
-from kbert.data.tfrecords import load_pretraining_dataset
+from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec
+from kbert.pretraining_data.tfrecords import load_pretraining_dataset
 
 CORPUS = ("the cat sat on the mat .\nthe dog ran !\na good cat sat .\n\n"
           "the bad dog ran on a mat .\nun cat sat .\n\na dog !\nthe cats ran .\nthe mat sat ?\n")
@@ -101,3 +100,42 @@ def test_bad_input_named(tmp_path, corpus, tiny_vocab_file, capsys):
     assert "no pretraining instance" in capsys.readouterr().err
     assert run(["--input", tmp_path / "missing*.txt", "--vocab", tiny_vocab_file, "--output", tmp_path / "z"]) == 1
     assert "missing*.txt" in capsys.readouterr().err
+
+
+def test_library_function_records_every_setting(tmp_path, corpus, tiny_vocab_file):
+    from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
+
+    config = CreatePretrainingDataConfig(inputs=[str(corpus)], vocab=str(tiny_vocab_file), output=str(tmp_path / "lib"),
+                                         max_seq_length=16, dupe_factor=3, objective="sop", masking="dynamic")
+    metadata = create_pretraining_data(config)
+    written = json.loads((tmp_path / "lib" / "pretraining_data.json").read_text())
+    assert metadata["num_instances"] == written["num_instances"] > 5 and metadata["seconds"] > 0
+    assert written["objective"] == "sop" and written["masking"] == "dynamic" and written["dupe_factor"] == 3
+    assert written["encoding_errors"] == "replace" and written["inputs"] == [str(corpus)]
+    with pytest.raises(ValueError, match="layout"):
+        create_pretraining_data(CreatePretrainingDataConfig(inputs=[str(corpus)], vocab=str(tiny_vocab_file),
+                                                            output=str(tmp_path / "bad"), layout="pages"))
+
+
+def test_latin1_input_follows_the_encoding_policy(tmp_path, tiny_vocab_file, capsys):
+    from kbert.text.text_files import CorpusEncodingWarning
+
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes(CORPUS.replace("good", "g\u00f6\u00f6d").encode("latin-1"))
+    assert run(["--input", latin1, "--vocab", tiny_vocab_file, "--output", tmp_path / "strict",
+                "--encoding-errors", "strict"]) == 1
+    assert "latin1.txt:3: not valid UTF-8" in capsys.readouterr().err
+    with pytest.warns(CorpusEncodingWarning, match=r"latin1\.txt: 1 line\(s\)"):
+        assert run(["--input", latin1, "--vocab", tiny_vocab_file, "--output", tmp_path / "ok",
+                    "--max-seq-length", 16]) == 0
+
+
+def test_chinese_words_that_normalisation_deletes_do_not_break_whole_word_masking(tmp_path):
+    # The shape of the shared Chinese corpus's crash: jieba returns lone combining marks as words.
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"我爱北京天安门。你好"]) + "\n")
+    corpus = tmp_path / "zh.txt"
+    corpus.write_text("我爱\u0941北京\u094d天安门。\U0001f44d\U0001f3fb你好\u200d。\n" * 30, encoding="utf-8")
+    assert run(["--input", corpus, "--vocab", vocab, "--output", tmp_path / "zh", "--max-seq-length", 12,
+                "--layout", "documents", "--language", "zh", "--whole-word-masking", "--dupe-factor", 2]) == 0
+    assert json.loads((tmp_path / "zh" / "pretraining_data.json").read_text())["num_instances"] > 10

@@ -50,6 +50,40 @@ def minilm_encoder(minilm):
     return kbert.load_pretrained(minilm)
 
 
+def _hf_outputs(path):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(str(path))
+    batch = tokenizer(SENTENCES[:2], SENTENCES[2:], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        out = transformers.BertModel.from_pretrained(str(path)).eval()(**batch)
+    inputs = {"token_ids": batch["input_ids"].numpy().astype("int32"),
+              "segment_ids": batch["token_type_ids"].numpy().astype("int32"),
+              "padding_mask": batch["attention_mask"].numpy().astype("int32")}
+    return inputs, out.last_hidden_state.numpy(), out.pooler_output.numpy()
+
+
+@pytest.mark.parametrize("hidden_act", ["gelu_new", "gelu_pytorch_tanh", "relu"])
+def test_every_hf_hidden_act_loads_and_matches_transformers(minilm, reference, tmp_path, hidden_act):
+    # all-MiniLM-L6-v2 with another activation written in its config.json: transformers and kbert both
+    # run the edited model, and must agree.
+    for name in ("model.safetensors", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json"):
+        shutil.copy(minilm / name, tmp_path / name)
+    config = json.loads((minilm / "config.json").read_text())
+    assert config["hidden_act"] == "gelu"
+    (tmp_path / "config.json").write_text(json.dumps({**config, "hidden_act": hidden_act}))
+    encoder = kbert.load_pretrained(tmp_path)
+    assert encoder.bert_config.hidden_act == hidden_act
+    edited = _hf_outputs(tmp_path)
+    assert_matches_reference(encoder, edited, atol=1e-4)
+    # The activation is really used: the exact-GELU outputs are far from these.
+    assert np.abs(edited[1] - reference[1]).max() > 1e-3
+    # Written back in HF's layout, the config still names it and transformers reads it.
+    checkpoints.save_pretrained(encoder, tmp_path / "again", format="hf")
+    assert json.loads((tmp_path / "again" / "config.json").read_text())["hidden_act"] == hidden_act
+
+
 def test_hf_safetensors_matches_pytorch(minilm_encoder, reference):
     # Two sentence pairs, padded: exercises segments and the padding mask.
     assert reference[0]["segment_ids"].max() == 1 and reference[0]["padding_mask"].min() == 0
@@ -83,10 +117,10 @@ def test_google_names_are_tf1_names(minilm_encoder):
 
 
 def test_kbert_and_hf_save_round_trip(minilm_encoder, reference, tmp_path):
-    minilm_encoder.save_pretrained(tmp_path / "kbert")
+    checkpoints.save_pretrained(minilm_encoder, tmp_path / "kbert")
     assert_matches_reference(kbert.load_pretrained(tmp_path / "kbert"), reference)
 
-    minilm_encoder.save_pretrained(tmp_path / "hf", format="hf")
+    checkpoints.save_pretrained(minilm_encoder, tmp_path / "hf", format="hf")
     assert checkpoints.detect_format(tmp_path / "hf") == "hf"
     assert_matches_reference(kbert.load_pretrained(tmp_path / "hf"), reference)
     # The HF layout is read by transformers itself: users can take their weights back out.
@@ -152,7 +186,7 @@ def test_missing_extra_and_misshaped_tensors_are_named(tmp_path):
     assert "bert/pooler/dense/kernel has shape (16, 8)" in message
 
     # A config that disagrees with the weights (wrong vocab size).
-    encoder.save_pretrained(tmp_path / "ok")
+    checkpoints.save_pretrained(encoder, tmp_path / "ok")
     config = json.loads((tmp_path / "ok" / "kbert_config.json").read_text())
     config["vocab_size"] = 30
     (tmp_path / "ok" / "kbert_config.json").write_text(json.dumps(config))
@@ -161,7 +195,7 @@ def test_missing_extra_and_misshaped_tensors_are_named(tmp_path):
 
 
 def test_corrupt_and_missing_files(tmp_path):
-    tiny_encoder().save_pretrained(tmp_path / "ok")
+    checkpoints.save_pretrained(tiny_encoder(), tmp_path / "ok")
     weights = tmp_path / "ok" / checkpoints.KBERT_WEIGHTS
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # truncated download
     with pytest.raises(checkpoints.CheckpointError, match="Cannot read"):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kbert.data import read_classification, read_classification_file
+from kbert.tasks.readers import read_classification, read_classification_file
 
 
 def write(path, text):
@@ -77,3 +77,36 @@ def test_real_sst2_dev(shared_data):
     rows = read_classification(shared_data / "sst2" / "dev.tsv", text_column="sentence", labels=["0", "1"])
     assert len(rows) == 872
     assert {row["label"] for row in rows} == {"0", "1"}
+
+
+def test_headerless_tsv_takes_columns_by_number(tmp_path):
+    # GLUE's raw CoLA: source, label, original label, sentence; no header row.
+    path = tmp_path / "in_domain_train.tsv"
+    path.write_text('gj04\t1\t\tOur friends won\'t buy this analysis.\ngj04\t0\t*\tThey drank the pub "dry.\n')
+    examples = read_classification(path, header=False, text_column=3, label_column=1)
+    assert examples == [{"text": "Our friends won't buy this analysis.", "text_pair": None, "label": "1"},
+                        {"text": 'They drank the pub "dry.', "text_pair": None, "label": "0"}]
+    assert read_classification_file(path, header=False, text_column=0, text_pair_column=3,
+                                     label_column=1)[1]["text_pair"] == 'They drank the pub "dry.'
+    # A number also picks a column of a file with a header.
+    named = tmp_path / "named.tsv"
+    named.write_text("sentence\tlabel\ngood film\t1\n")
+    assert read_classification(named, text_column=0, label_column="label")[0]["text"] == "good film"
+    with pytest.raises(ValueError, match=r"named\.tsv:1: no column 5 in the 2 columns"):
+        read_classification(named, text_column=5)
+
+
+def test_headerless_bad_rows_name_file_and_line(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("a\t1\tthe cat\nb\t0\n")
+    with pytest.raises(ValueError, match=r"train\.tsv:2: missing column 2"):
+        read_classification(path, header=False, text_column=2, label_column=1)
+    path.write_text("a\t1\tthe cat\nb\t0\tthe dog\textra\n")
+    with pytest.raises(ValueError, match=r"train\.tsv:2: 4 fields but the first row has 3"):
+        read_classification(path, header=False, text_column=2, label_column=1)
+    with pytest.raises(ValueError, match="without a header takes its columns by number"):
+        read_classification(path, header=False, text_column="sentence", label_column=1)
+    jsonl = tmp_path / "x.jsonl"
+    jsonl.write_text('{"text": "a", "label": "1"}\n')
+    with pytest.raises(ValueError, match="give column names, not numbers"):
+        read_classification(jsonl, text_column=0)

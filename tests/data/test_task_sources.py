@@ -1,10 +1,8 @@
 """Source strings and label vocabularies."""
 
-import json
-
 import pytest
 
-from kbert.data import DataSource, build_label_vocabulary, load_labels, parse_source, save_labels
+from kbert.tasks.readers import DataSource, build_label_vocabulary, parse_source
 
 
 @pytest.mark.parametrize(
@@ -34,16 +32,3 @@ def test_label_vocabulary_sorting():
     assert build_label_vocabulary(["-1", "0.5", "1"]) == ["-1", "0.5", "1"]
     with pytest.raises(ValueError, match="no labels"):
         build_label_vocabulary([None])
-
-
-def test_save_and_load_labels(tmp_path):
-    written = save_labels(["neg", "pos"], tmp_path / "model")
-    assert written == str(tmp_path / "model" / "labels.json")
-    assert json.loads((tmp_path / "model" / "labels.json").read_text()) == {"labels": ["neg", "pos"]}
-    assert load_labels(tmp_path / "model") == ["neg", "pos"]
-    assert load_labels(save_labels(["a"], tmp_path / "custom.json")) == ["a"]
-    with pytest.raises(ValueError, match="duplicate"):
-        save_labels(["a", "a"], tmp_path)
-    (tmp_path / "bad.json").write_text('{"labels": [1, 2]}')
-    with pytest.raises(ValueError, match="bad.json"):
-        load_labels(tmp_path / "bad.json")

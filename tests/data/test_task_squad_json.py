@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kbert.data import read_squad, squad_examples
+from kbert.tasks.readers import read_squad, squad_examples
 
 
 def squad(*articles, version="1.1"):

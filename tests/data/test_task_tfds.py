@@ -12,7 +12,7 @@ import pytest
 tfds = pytest.importorskip("tensorflow_datasets")
 tf = pytest.importorskip("tensorflow")
 
-from kbert.data import read_classification, read_squad, read_tagging, source_label_names  # noqa: E402
+from kbert.tasks.readers import read_classification, read_squad, read_tagging, source_label_names  # noqa: E402
 
 NUM_EXAMPLES = 3
 

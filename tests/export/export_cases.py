@@ -62,7 +62,7 @@ def reference(source: ExportSource, inputs: dict[str, list[str]], fast: bool = F
     """What the export should answer, computed from model(preprocessor(strings)) and plain Python."""
     tok = source.tokenizer
     if fast:
-        tok = kbert.BertTokenizer(tok.get_vocabulary(), fast_normalizer=True)
+        tok = kbert.text.TFLiteBertTokenizer.from_tokenizer(tok)
     pre = kbert.BertPreprocessor(tok, sequence_length=SEQ, truncate=source.truncate)
     texts = list(inputs.values())
     x = pre(texts[0] if len(texts) == 1 else tuple(texts))

@@ -131,7 +131,7 @@ def test_tflite_equals_model_within_1e4(task, exported):
     sources, paths = exported
     interp = tflite_lib.interpreter(paths[task] / "model.tflite")
     got = tflite_lib.run(interp, cases.inputs_of(task))
-    # The TFLite graph uses tensorflow-text's fast normaliser; on these ASCII texts its ids are BERT's.
+    # The TFLite graph tokenizes with TFLiteBertTokenizer: the SavedModel's ids.
     pre = tflite_lib.run(interp, {k: v for k, v in cases.inputs_of(task).items()}, "preprocess")
     saved = tf.saved_model.load(str(paths[task])).signatures["preprocess"](
         **{k: tf.constant(v) for k, v in cases.inputs_of(task).items()})
@@ -140,7 +140,7 @@ def test_tflite_equals_model_within_1e4(task, exported):
     if task == "qa":
         sm = tf.saved_model.load(str(paths[task])).signatures["serving_default"](
             **{k: tf.constant(v) for k, v in cases.inputs_of(task).items()})
-        # ASCII: byte offsets (TFLite) equal character offsets (SavedModel).
+        # Both give character offsets.
         np.testing.assert_array_equal(got["start_char"], sm["start_char"].numpy())
         np.testing.assert_allclose(got["score"], sm["score"].numpy(), atol=1e-4)
 

@@ -77,7 +77,7 @@ def test_encoder_checkpoint_export_and_size(tmp_path):
     enc = kbert.BertEncoder(vocab_size=len(TINY_VOCAB), hidden_size=128, num_hidden_layers=3,
                             num_attention_heads=2, intermediate_size=512, max_position_embeddings=64)
     ckpt = tmp_path / "ckpt"
-    enc.save_pretrained(ckpt, vocabulary=list(TINY_VOCAB))
+    kbert.save_pretrained(enc, ckpt, vocabulary=list(TINY_VOCAB))
     out = tmp_path / "enc"
     assert main(["export", str(ckpt), "--out", str(out), "--sequence-length", "32"]) == 0
     weights = sum(int(np.prod(w.shape)) * 4 for w in enc.weights)

@@ -18,7 +18,7 @@ def tiny_init(tmp_path: pathlib.Path) -> pathlib.Path:
     encoder = kbert.BertEncoder(vocab_size=len(TINY_VOCAB), hidden_size=32, num_hidden_layers=2,
                                 num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
     directory = tmp_path / "init"
-    encoder.save_pretrained(directory, vocabulary=TINY_VOCAB)
+    kbert.save_pretrained(encoder, directory, vocabulary=TINY_VOCAB)
     return directory
 
 

@@ -1,6 +1,7 @@
 """`kbert finetune` / `kbert evaluate` end to end on tiny synthetic data and a tiny model directory."""
 
 import json
+import re
 
 import pytest
 
@@ -47,23 +48,58 @@ def test_classify_from_random_weights_learns_keyword(tmp_path, tiny_vocab_file):
     assert kbert.load_model(out).encoder.bert_config.num_hidden_layers == 2  # the tiny preset
 
 
-def test_bad_row_names_file_and_line(tmp_path, tiny_init):
+def error_of(capsys, argv: list[str], status: int = 1) -> str:
+    """Runs the CLI expecting a user error: the exit status, and the one-line message on stderr."""
+    capsys.readouterr()
+    assert main(argv) == status
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.err.startswith(f"kbert {argv[0]}: error: ")
+    return captured.err
+
+
+def test_bad_row_names_file_and_line(tmp_path, tiny_init, capsys):
     rows = keyword_rows(4, 0)
     train = tmp_path / "train.tsv"
     train.write_text("sentence\tlabel\n" + "\n".join("\t".join(r) for r in rows[:2]) + "\n\t1\n")
-    with pytest.raises(ValueError, match=r"train\.tsv:4"):
-        main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--text-column",
-              "sentence", "--out", str(tmp_path / "o"), "--quiet"])
+    err = error_of(capsys, ["finetune", "classify", "--init", str(tiny_init), "--train", str(train),
+                            "--text-column", "sentence", "--out", str(tmp_path / "o"), "--quiet"])
+    assert re.search(r"train\.tsv:4", err)
 
 
-def test_without_init_or_vocab_is_refused(tmp_path):
-    with pytest.raises(SystemExit, match="--vocab is required"):
-        main(["finetune", "classify", "--train", "x.tsv", "--out", str(tmp_path / "o")])
+def test_without_init_or_vocab_is_refused(tmp_path, capsys):
+    err = error_of(capsys, ["finetune", "classify", "--train", "x.tsv", "--out", str(tmp_path / "o")], status=2)
+    assert "--vocab is required" in err
 
 
-def test_unknown_validation_label_is_named(tmp_path, tiny_init):
+def test_unknown_validation_label_is_named(tmp_path, tiny_init, capsys):
     train = write_tsv(tmp_path / "train.tsv", ["text", "label"], keyword_rows(8, 0))
     dev = write_tsv(tmp_path / "dev.tsv", ["text", "label"], [("the cat", "maybe")])
-    with pytest.raises(ValueError, match="maybe"):
-        main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--validation",
-              str(dev), "--epochs", "1", "--out", str(tmp_path / "o"), "--quiet"])
+    err = error_of(capsys, ["finetune", "classify", "--init", str(tiny_init), "--train", str(train),
+                            "--validation", str(dev), "--epochs", "1", "--out", str(tmp_path / "o"), "--quiet"])
+    assert "maybe" in err
+
+
+def test_headerless_tsv_by_column_numbers(tmp_path, tiny_init, capsys):
+    # GLUE's raw CoLA layout: source, label, original label (or blank), sentence; no header row.
+    rows = [("gj04", label, "", text) for text, label in keyword_rows(48, 6)]
+    train = tmp_path / "train.tsv"
+    train.write_text("".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "cola"
+    assert main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--validation",
+                 str(train), "--no-header", "--text-column", "3", "--label-column", "1", "--sequence-length",
+                 "16", "--epochs", "1", "--out", str(out), "--quiet"]) == 0
+    model = kbert.load_model(out)
+    assert model.label_names == ["0", "1"] and model.task_info["header"] is False
+    assert model.task_info["text_column"] == 3 and model.task_info["label_column"] == 1
+    # Every line is an example (none was taken for a header), and evaluate reads the file the same way.
+    assert json.loads((out / "metrics.json").read_text())["num_examples"] == 48
+    capsys.readouterr()
+    assert main(["evaluate", str(out), "--data", str(train), "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["num_examples"] == 48
+    # A bad row is named by file and line, as with a header.
+    with open(train, "a", encoding="utf-8") as handle:
+        handle.write("gj04\t1\t\n")
+    err = error_of(capsys, ["finetune", "classify", "--init", str(tiny_init), "--train", str(train),
+                            "--no-header", "--text-column", "3", "--label-column", "1", "--out",
+                            str(tmp_path / "o"), "--quiet"])
+    assert "train.tsv:49: missing column 3" in err

@@ -16,7 +16,8 @@ import tensorflow_datasets as tfds
 
 import kbert
 from kbert.cli.main import main
-from kbert.training.finetune import finetune
+from kbert.tasks import QuestionAnsweringTask, TaggingTask
+from kbert.training.finetune import FinetuneConfig, finetune
 from tests.finetune.conftest import keyword_rows, write_tsv
 from tests.training._training_subprocess import run_cli_on_logical_cpus
 
@@ -47,8 +48,9 @@ def test_tfds_glue_feature_based_mixed_precision_one_device(tmp_path, tiny_init)
 def test_tfds_conll2003_tagging(tmp_path, tiny_init):
     with tfds.testing.mock_data(num_examples=16), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # mock tokens and tags have independent lengths: truncated
-        result = finetune("tag", tiny_init, "tfds:conll2003", "tfds:conll2003:test", tmp_path / "ner",
-                          sequence_length=32, epochs=1, batch_size=8, verbose=0)
+        result = finetune(TaggingTask(), FinetuneConfig(
+            train="tfds:conll2003", validation="tfds:conll2003:test", out=str(tmp_path / "ner"),
+            init=str(tiny_init), sequence_length=32, epochs=1, batch_size=8, verbose=0))
     names = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
     assert kbert.load_model(tmp_path / "ner").label_names == names
     assert {"accuracy", "precision", "recall", "f1"} <= set(result["metrics"])
@@ -68,8 +70,9 @@ def test_tfds_squad_question_answering(tmp_path, tiny_init):
         })
 
     with tfds.testing.mock_data(as_dataset_fn=as_dataset):
-        result = finetune("qa", tiny_init, "tfds:squad/v1.1", "tfds:squad/v1.1:validation", tmp_path / "qa",
-                          sequence_length=32, epochs=1, batch_size=4, verbose=0)
+        result = finetune(QuestionAnsweringTask(), FinetuneConfig(
+            train="tfds:squad/v1.1", validation="tfds:squad/v1.1:validation", out=str(tmp_path / "qa"),
+            init=str(tiny_init), sequence_length=32, epochs=1, batch_size=4, verbose=0))
     assert result["train_examples"] == 6 and result["metrics"]["num_examples"] == 6
     assert 0.0 <= result["metrics"]["exact_match"] <= 100.0
 

@@ -1,4 +1,4 @@
-"""Each task learns a synthetic problem through `kbert.training.finetune.finetune`, and reloads."""
+"""Each task object learns a synthetic problem through `kbert.training.finetune.finetune`, and reloads."""
 
 import json
 import random
@@ -6,10 +6,16 @@ import random
 import pytest
 
 import kbert
-from kbert.training.finetune import evaluate_model, finetune
+from kbert.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
+from kbert.training.finetune import FinetuneConfig, evaluate_model, finetune
 from tests.finetune.conftest import FILLER, write_tsv
 
 FAST = dict(epochs=8, batch_size=16, learning_rate=2e-3, warmup_ratio=0.1, verbose=0)
+
+
+def config(init, train, validation, out, **settings) -> FinetuneConfig:
+    return FinetuneConfig(train=str(train), validation=str(validation), out=str(out), init=str(init),
+                          **{**FAST, **settings})
 
 
 def test_sentence_pair_classification(tmp_path, tiny_init):
@@ -27,8 +33,8 @@ def test_sentence_pair_classification(tmp_path, tiny_init):
 
     train = write_tsv(tmp_path / "train.tsv", ["a", "b", "y"], rows(320))
     dev = write_tsv(tmp_path / "dev.tsv", ["a", "b", "y"], rows(64))
-    result = finetune("classify", tiny_init, train, dev, tmp_path / "out", text_column="a",
-                      text_pair_column="b", label_column="y", sequence_length=16, **FAST)
+    result = finetune(ClassificationTask(text_column="a", text_pair_column="b", label_column="y"),
+                      config(tiny_init, train, dev, tmp_path / "out", sequence_length=16))
     assert result["metrics"]["accuracy"] >= 0.9
     model = kbert.load_model(tmp_path / "out")
     assert model.label_names == ["no", "yes"] and model.task_info["text_pair_column"] == "b"
@@ -47,8 +53,8 @@ def test_regression_is_auto_detected_and_learns(tmp_path, tiny_init):
 
     train = write_tsv(tmp_path / "train.tsv", ["text", "score"], rows(320))
     dev = write_tsv(tmp_path / "dev.tsv", ["text", "score"], rows(64))
-    result = finetune("classify", tiny_init, train, dev, tmp_path / "out", label_column="score",
-                      sequence_length=16, **FAST)
+    result = finetune(ClassificationTask(label_column="score"),
+                      config(tiny_init, train, dev, tmp_path / "out", sequence_length=16))
     assert result["metrics"]["pearson"] >= 0.9 and result["metrics"]["spearman"] >= 0.85
     model = kbert.load_model(tmp_path / "out")
     assert model.task == "regress" and model.label_names is None and model.output.shape == (None, 1)
@@ -78,7 +84,7 @@ def test_tagging_learns_token_classes(tmp_path, tiny_init):
 
     train = _conll(tmp_path / "train.txt", sentences(256))
     dev = _conll(tmp_path / "dev.txt", sentences(64))
-    result = finetune("tag", tiny_init, train, dev, tmp_path / "out", sequence_length=16, **FAST)
+    result = finetune(TaggingTask(), config(tiny_init, train, dev, tmp_path / "out", sequence_length=16))
     metrics = result["metrics"]
     assert metrics["f1"] >= 0.95 and metrics["accuracy"] >= 0.97
     assert set(metrics["per_type"]) == {"ANI", "OBJ"}
@@ -112,8 +118,9 @@ def qa_examples(n, seed, min_words=4, max_words=10):
 def test_question_answering_learns_span_after_marker(tmp_path, tiny_init):
     train = _squad(tmp_path / "train.json", qa_examples(640, 0))
     dev = _squad(tmp_path / "dev.json", qa_examples(48, 1))
-    result = finetune("qa", tiny_init, train, dev, tmp_path / "out", sequence_length=32, doc_stride=8,
-                      max_query_length=4, **{**FAST, "epochs": 16, "learning_rate": 3e-3})
+    result = finetune(QuestionAnsweringTask(doc_stride=8, max_query_length=4),
+                      config(tiny_init, train, dev, tmp_path / "out", sequence_length=32, epochs=16,
+                             learning_rate=3e-3))
     assert result["metrics"]["exact_match"] >= 85.0 and result["metrics"]["total"] == 48
     model = kbert.load_model(tmp_path / "out")
     assert model.task == "qa" and model.task_info["doc_stride"] == 8

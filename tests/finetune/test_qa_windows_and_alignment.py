@@ -5,9 +5,11 @@ import pytest
 import tensorflow as tf
 
 import kbert
-from kbert.data.qa_decoding import decode_answers
-from kbert.data.qa_features import build_qa_features
-from kbert.data.tagging_pipeline import IGNORE_LABEL, align_word_labels, tagging_dataset, word_predictions
+from kbert.constants import IGNORE_LABEL
+from kbert.tasks.qa_features import build_qa_features
+from kbert.tasks.span_decoding import decode_answers
+from kbert.tasks.tagging_data import align_word_labels, tagging_dataset
+from kbert.tasks.word_decoding import word_predictions
 from tests.conftest import TINY_VOCAB
 
 # Words outside the tiny vocabulary ("Zürich", "Bob") become one [UNK] spanning the whole word.
@@ -70,9 +72,9 @@ def test_answer_positions_recover_exact_text_and_offsets(tokenizer):
     end = np.zeros_like(start)
     start[holding, features.start_positions[holding]] = 10.0
     end[holding, features.end_positions[holding]] = 10.0
-    answers, nbest = decode_answers([qa_example()], features, start, end, return_nbest=True)
+    answers, spans = decode_answers([qa_example()], features, start, end, return_spans=True)
     assert answers == {"q1": ANSWER}
-    assert nbest["q1"][0]["char_start"] == begin and nbest["q1"][0]["char_end"] == begin + len(ANSWER)
+    assert spans["q1"]["char_start"] == begin and spans["q1"]["char_end"] == begin + len(ANSWER)
 
 
 def test_decoding_rules(tokenizer):
@@ -109,7 +111,11 @@ def test_ner_labels_sit_on_first_pieces(tokenizer):
     short = align_word_labels(kbert.BertPreprocessor(tokenizer, sequence_length=5), words, tags)
     assert short["labels"].numpy()[0].tolist() == [x, 0, 1, x, x]
     logits = np.eye(3)[[0, 0, 1, 2, 2]] * 5
-    assert word_predictions(logits, short["word_ids"].numpy()[0], 4, default=0) == [0, 1, 0, 0]
+    assert word_predictions(logits, short["word_ids"].numpy()[0], [4], default=0) == [[0, 1, 0, 0]]
+    # A batch: the full-length first sentence and the one-word second, each word read at its first piece.
+    full = np.eye(3)[out["token_ids"].numpy() % 3] * 5
+    expected = [[int(full[0, i].argmax()) for i in (1, 2, 5, 7)], [int(full[1, 1].argmax())]]
+    assert word_predictions(full, out["word_ids"].numpy(), [4, 1], default=0) == expected
 
 
 def test_tagging_dataset_dynamic_padding_and_unknown_tag(tokenizer):

@@ -1,4 +1,5 @@
-import keras
+import math
+
 import numpy as np
 import pytest
 
@@ -112,10 +113,27 @@ def test_config_json_round_trip(tmp_path):
     config = kbert.BertConfig.from_preset("mini", vocab_size=1000)
     config.to_json_file(tmp_path / "c.json")
     assert kbert.BertConfig.from_json_file(tmp_path / "c.json") == config
-    # Google's bert_config.json has no layer_norm_eps; HF's tanh GELU name maps to the approximation.
+    # Google's bert_config.json has no layer_norm_eps; HF's tanh GELU name is kept as written.
     google = {"vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
               "intermediate_size": 32, "hidden_act": "gelu_new", "type_vocab_size": 2}
     parsed = kbert.BertConfig.from_dict(google)
-    assert parsed.layer_norm_eps == 1e-12 and parsed.hidden_act == "gelu_approximate"
+    assert parsed.layer_norm_eps == 1e-12 and parsed.hidden_act == "gelu_new"
     with pytest.raises(ValueError, match="hidden_size"):
         kbert.BertConfig.from_dict({"vocab_size": 10})
+
+
+def test_hidden_activations_by_hand():
+    from kbert.layers.activations import gelu_approximate, hidden_activation
+
+    x = np.array([-3.0, -1.0, -0.1, 0.0, 0.5, 2.0], "float32")
+    tanh_gelu = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    exact_gelu = 0.5 * x * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x]))
+    for name in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_approximate"):
+        assert hidden_activation(name) is gelu_approximate
+        np.testing.assert_allclose(hidden_activation(name)(x), tanh_gelu, atol=1e-6)
+    np.testing.assert_allclose(hidden_activation("gelu")(x), exact_gelu, atol=1e-6)
+    np.testing.assert_allclose(hidden_activation("relu")(x), np.maximum(x, 0), atol=0)
+    with pytest.raises(ValueError, match="hidden_act 'swish'"):
+        kbert.BertConfig(hidden_act="swish")
+    # Every accepted name builds an encoder (the old "gelu_approximate" string was no Keras activation).
+    tiny_encoder(hidden_act="gelu_new")

@@ -132,3 +132,23 @@ def test_feature_based_freezes_encoder():
     x, y = keyword_data(64, seed=0)
     model.fit(x, y, epochs=1, batch_size=32, verbose=0)
     assert all(np.array_equal(b, w.numpy()) for b, w in zip(before, e.weights))
+
+
+@pytest.mark.parametrize("build, learning_rate", [
+    (lambda e: BertClassifier(e, num_classes=3), 5e-5),
+    (lambda e: BertClassifier(e, num_classes=2, feature_based=True), 1e-3),
+    (lambda e: BertTokenClassifier(e, num_labels=4), 5e-5),
+    (lambda e: BertQuestionAnswerer(e), 5e-5),
+    (lambda e: kbert.BertPretrainer(e, objective="nsp"), 1e-4),
+])
+def test_compile_default_is_the_one_bert_optimizer(build, learning_rate):
+    from kbert.optim import WEIGHT_DECAY_EXCLUDE, AdamW
+
+    model = build(encoder())
+    model.compile()
+    optimizer = model.optimizer
+    assert type(optimizer) is AdamW and optimizer.bias_correction  # PyTorch's rule, not Keras'
+    assert float(optimizer.learning_rate) == pytest.approx(learning_rate)
+    assert optimizer.weight_decay == 0.01 and optimizer.epsilon == 1e-6
+    assert optimizer.global_clipnorm == 1.0 and optimizer.clipnorm is None
+    assert optimizer._exclude_from_weight_decay_pattern.pattern == "|".join(WEIGHT_DECAY_EXCLUDE)

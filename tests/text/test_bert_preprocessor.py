@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kbert.text import BertPreprocessor, BertTokenizer
+from kbert.text import BertPreprocessor, BertTokenizer, TFLiteBertTokenizer
 from kbert.text.bert_preprocessor import trim_lengths
 
 
@@ -136,8 +136,8 @@ def test_tflite_exact_path_converts_with_flex_ops(tok):
 
 
 @pytest.mark.slow
-def test_tflite_fast_path_runs_in_litert(tiny_vocab_file):
-    tok = BertTokenizer(tiny_vocab_file, fast_normalizer=True)
+def test_tflite_tokenizer_path_runs_in_litert(tiny_vocab_file):
+    tok = TFLiteBertTokenizer(tiny_vocab_file)
     pre = BertPreprocessor(tok, sequence_length=8)
     fn = tf.function(lambda x: pre(x)["token_ids"], input_signature=[tf.TensorSpec([None], tf.string)])
     converter = _convert(fn)

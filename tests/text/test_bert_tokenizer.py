@@ -3,7 +3,6 @@
 import json
 import pathlib
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -143,16 +142,6 @@ def test_saved_model_holds_the_vocabulary(tiny_vocab_file, tmp_path):
     tiny_vocab_file.unlink()  # no path to the vocabulary may be needed at load time
     restored = tf.saved_model.load(str(tmp_path / "sm"))
     assert restored.f(tf.constant(["the cat"])).numpy().tolist() == [[5, 6]]
-
-
-def test_fast_normalizer_differs_only_where_documented(minilm):
-    exact = BertTokenizer(minilm / "vocab.txt")
-    fast = BertTokenizer(minilm / "vocab.txt", fast_normalizer=True)
-    plain = ["it 's a charming and often affecting journey .", "Café naïve, don't 3.14!"]
-    assert fast(plain).to_list() == exact(plain).to_list()
-    assert fast(["，"]).to_list() == [[exact.token_to_id(",")]] != exact(["，"]).to_list()
-    ids, starts, ends = fast.tokenize_with_offsets(["Café, ok"])
-    assert starts.to_list() == [[0, 4, 6]] and ends.to_list() == [[4, 5, 8]]
 
 
 @pytest.mark.slow

@@ -49,3 +49,33 @@ def test_cli_writes_vocab(corpus, tmp_path):
 def test_missing_input_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope.txt"):
         learn_vocabulary([tmp_path / "nope.txt"], size=100, verbose=False)
+
+
+def test_bad_bytes_follow_the_encoding_policy(tmp_path):
+    from kbert.text.text_files import CorpusEncodingWarning
+
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(("river ocean caf\u00e9\n" * 5 + "forest\n" * 5).encode("latin-1"))
+    with pytest.warns(CorpusEncodingWarning, match=r"latin1\.txt: 5 line\(s\)"):
+        vocab = learn_vocabulary([path], size=60, lowercase=True, verbose=False, min_count=1)
+    assert "river" in vocab and "\ufffd" not in vocab  # BERT's cleaning deletes the replacement character
+    with pytest.raises(ValueError, match=r"latin1\.txt:1: not valid UTF-8"):
+        learn_vocabulary([path], size=60, verbose=False, encoding_errors="strict")
+
+
+def test_cli_encoding_errors_flag(tmp_path, capsys):
+    from kbert.cli.main import main
+    from kbert.text.text_files import CorpusEncodingWarning
+
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"r\xe9sum\xe9 river\n" * 4)
+    with pytest.warns(CorpusEncodingWarning, match="4 line.*dropped"):
+        assert main(["vocab", "--input", str(path), "--size", "40", "--out", str(tmp_path / "v.txt"), "--quiet",
+                     "--encoding-errors", "ignore"]) == 0
+    assert "river" in (tmp_path / "v.txt").read_text(encoding="utf-8").split()
+    assert main(["vocab", "--input", str(path), "--size", "40", "--out", str(tmp_path / "s.txt"), "--quiet",
+                 "--encoding-errors", "strict"]) == 1
+    assert "latin1.txt:1: not valid UTF-8" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["vocab", "--input", str(path), "--size", "40", "--out", str(tmp_path / "w.txt"),
+              "--encoding-errors", "latin-1"])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kbert.training.callbacks import (
-    StepCheckpoint, backup_dir, fit_steps, restored_step, training_callbacks,
+    HeldoutLogger, StepCheckpoint, backup_dir, fit_steps, restored_step, training_callbacks,
 )
 from tests.training import _worker
 from tests.training._training_subprocess import result, run_all, start
@@ -22,6 +22,23 @@ def test_fit_steps():
     assert fit_steps(10, 4, gradient_accumulation_steps=2) == {"epochs": 3, "steps_per_epoch": 8}
     with pytest.raises(ValueError, match="save_every_steps"):
         fit_steps(10, 0)
+
+
+def test_heldout_logger_writes_validation_metrics_by_step(tmp_path):
+    model = _worker.build_model()
+    _worker.compile_model(model, num_train_steps=10)
+    x, y = _worker.data()
+    logger = HeldoutLogger(tmp_path / "heldout", tmp_path / "logs" if importlib.util.find_spec("tensorboard") else None)
+    checkpoint = StepCheckpoint(tmp_path / "ckpt", save_every_steps=4, total_steps=10)
+    model.fit(x, y, batch_size=2, verbose=0, validation_data=(x[:4], y[:4]), callbacks=[checkpoint, logger],
+              **fit_steps(10, 4))
+    names = sorted(p.name for p in (tmp_path / "heldout").iterdir())
+    assert names == ["step_000004.json", "step_000008.json", "step_000010.json"]  # one per interval
+    last = json.loads((tmp_path / "heldout" / "step_000010.json").read_text())
+    assert last["step"] == 10 and "loss" in last and not any(k.startswith("val_") for k in last)
+    assert np.isclose(last["loss"], model.evaluate(x[:4], y[:4], verbose=0, return_dict=True)["loss"], rtol=1e-5)
+    if logger.tensorboard_dir is not None:
+        assert list((tmp_path / "logs").glob("events.out.tfevents.*"))
 
 
 def test_step_checkpoints_prune_and_stop_at_budget(tmp_path):

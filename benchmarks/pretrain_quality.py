@@ -1,0 +1,237 @@
+"""Does kbert's own pretraining pay off? Pretrain with a recipe for N minutes, then fine-tune it and a random init.
+
+One command, five stages, all in `OUT`:
+
+1. text: the recipe's corpora (`recipes/README.md`), with 5% held out (every 20th block of 100 lines of
+   each English source, every 20th Chinese document), or `--corpus` files and `--heldout-text FILE`;
+2. `kbert vocab` (8,000 tokens, uncased);
+3. `kbert.pretraining_data.create_pretraining_data` (dynamic masks, the recipe's layout and dupe factor);
+4. `kbert.training.pretrain` with `recipes/pretrain_<lang>_tiny.yaml` for `--minutes` (the step budget is
+   sized to the time at `--seconds-per-step`, and a time limit stops it), scored on the held-out text;
+5. `kbert finetune classify|tag` through the CLI for the pretrained model and for the same architecture
+   from random weights, `--seeds` each, on each downstream task.
+
+It writes `OUT/results.json` (`{"heldout_mlm_accuracy", "steps", "minutes", "downstream": {task: {"metric",
+"pretrained": [...], "random": [...]}}}`) and `OUT/BENCHMARKS_section.md`, and prints the section.
+
+    python benchmarks/pretrain_quality.py --lang en --minutes 60 --out runs/quality_en
+    python benchmarks/pretrain_quality.py --lang zh --minutes 10 --out runs/quality_zh_quick
+    python benchmarks/pretrain_quality.py --lang en --minutes 5 --out runs/q --downstream train.tsv dev.tsv \\
+        --text-column sentence --label-column label
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import pathlib
+import platform
+import statistics
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+DATA = REPO.parent / "shared" / "data"
+CORPORA = DATA / "corpora"
+
+LANGUAGES = {
+    "en": {"corpus": [f"{CORPORA}/en_gutenberg_nltk/*.txt", f"{CORPORA}/wikitext2_raw/wiki.test.raw"],
+           "extra": (DATA / "sst2" / "train.tsv", 0, 50), "layout": "paragraphs", "dupe_factor": 5},
+    "zh": {"corpus": [f"{CORPORA}/zh_corpus/CLUECorpusSmall_bert_sampled.txt"],
+           "extra": (DATA / "zh_book_review" / "train.tsv", 1, 20), "layout": "sentences", "dupe_factor": 10},
+}
+# name: (command, train, validation, metric key in metrics.json, extra flags)
+DOWNSTREAM = {
+    "en": {"sst2": ("classify", DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", "accuracy",
+                    ["--text-column", "sentence", "--label-column", "label", "--sequence-length", "64"]),
+           "conll2003": ("tag", DATA / "conll2003/train.txt", DATA / "conll2003/test.txt", "f1",
+                         ["--sequence-length", "128"])},
+    "zh": {"book_review": ("classify", DATA / "zh_book_review/train.tsv", DATA / "zh_book_review/dev.tsv",
+                           "accuracy", ["--text-column", "text_a", "--label-column", "label",
+                                        "--sequence-length", "128"]),
+           "msra_ner": ("tag", DATA / "zh_msra_ner/dev.tsv", DATA / "zh_msra_ner/test.tsv", "f1",
+                        ["--tag-format", "spaces", "--sequence-length", "128"])},
+}
+
+
+def split_heldout(path: pathlib.Path, train: pathlib.Path, heldout: pathlib.Path | None, lang: str) -> None:
+    """Writes `path` to `train`, holding 5% out into `heldout` (None: everything is training text).
+
+    English: every 20th block of 100 lines. Chinese (one sentence a line, blank lines between documents):
+    every 20th document. The same rules as the shell commands of recipes/README.md.
+    """
+    lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    if lang == "en":
+        keep = [(i // 100) % 20 != 19 for i in range(len(lines))]
+    else:
+        keep, document = [], 0
+        for line in lines:
+            keep.append(document % 20 != 19)
+            document += not line.strip()
+    train.write_text("\n".join(l for l, k in zip(lines, keep) if k or heldout is None) + "\n", encoding="utf-8")
+    if heldout is not None:
+        held = "\n".join(l for l, k in zip(lines, keep) if not k)
+        if held.strip():
+            heldout.write_text(held + "\n", encoding="utf-8")
+
+
+def write_extra(tsv: pathlib.Path, column: int, group: int, out: pathlib.Path) -> None:
+    """The text column of a labelled TSV as extra pretraining text, `group` rows to a document."""
+    rows = tsv.read_text(encoding="utf-8").splitlines()[1:]
+    texts = [r.split("\t")[column] for r in rows if r.count("\t") >= column]
+    out.write_text("".join(t + ("\n\n" if (i + 1) % group == 0 else "\n") for i, t in enumerate(texts)),
+                   encoding="utf-8")
+
+
+def prepare_text(args: argparse.Namespace, work: pathlib.Path) -> tuple[list[str], str]:
+    """The training files and the held-out glob."""
+    spec = LANGUAGES[args.lang]
+    files = [pathlib.Path(f) for pattern in (args.corpus or spec["corpus"]) for f in sorted(glob.glob(str(pattern)))]
+    if not files:
+        raise SystemExit(f"no corpus file matches {args.corpus or spec['corpus']}")
+    (work / "train").mkdir(parents=True, exist_ok=True)
+    (work / "heldout").mkdir(exist_ok=True)
+    for path in files:
+        name = path.stem + ".txt"
+        split_heldout(path, work / "train" / name, None if args.heldout_text else work / "heldout" / name, args.lang)
+    if not args.heldout_text and not list((work / "heldout").glob("*.txt")):
+        raise SystemExit("The corpus is too small for the 5% held-out split (2,000 lines a file); "
+                         "give --heldout-text.")
+    extra, column, group = spec["extra"]
+    if not args.corpus and extra.exists():
+        write_extra(extra, column, group, work / "train" / f"{extra.parent.name}_train.txt")
+    return sorted(str(p) for p in (work / "train").glob("*.txt")), args.heldout_text or str(work / "heldout" / "*.txt")
+
+
+def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: list[str], heldout: str) -> dict:
+    """Vocabulary, data and pretraining; returns the pretraining summary."""
+    from kbert.cli.main import main
+    from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
+    from kbert.training.pretrain import PretrainConfig, pretrain
+
+    spec = LANGUAGES[args.lang]
+    vocab = work / "vocab.txt"
+    if main(["vocab", "--input", *train_files, "--size", str(args.vocab_size), "--lowercase", "--quiet",
+             "--out", str(vocab)]) != 0:
+        raise SystemExit("kbert vocab failed")
+    recipe = PretrainConfig.from_file(args.recipe or REPO / "recipes" / f"pretrain_{args.lang}_tiny.yaml")
+    data = create_pretraining_data(CreatePretrainingDataConfig(
+        inputs=train_files, vocab=str(vocab), output=str(work / "data"), max_seq_length=recipe.max_seq_length,
+        objective=recipe.objective or "none", whole_word_masking=args.lang == "zh", language=args.lang,
+        layout=spec["layout"], masking="dynamic", dupe_factor=spec["dupe_factor"], num_shards=4))
+    print(f"{data['num_instances']} instances in {data['seconds']:.0f} s", flush=True)
+    steps = max(10, int(args.minutes * 60 / args.seconds_per_step))
+    recipe.train_data, recipe.out, recipe.heldout_text = str(work / "data"), str(work / "model"), heldout
+    recipe.steps, recipe.max_minutes, recipe.verbose = steps, args.minutes, 2
+    recipe.warmup_steps = min(recipe.warmup_steps or steps // 10, steps // 10)
+    recipe.save_every_steps = max(1, min(recipe.save_every_steps, steps // 4))
+    start = time.perf_counter()
+    summary = pretrain(recipe)
+    summary["minutes"] = (time.perf_counter() - start) / 60
+    return summary
+
+
+def finetune_runs(args: argparse.Namespace, work: pathlib.Path) -> tuple[dict, list[str]]:
+    """Fine-tunes the pretrained model and a random init per task and seed, through the CLI."""
+    from kbert.cli.main import main
+
+    if args.downstream:
+        train, validation = args.downstream
+        kind = "tag" if args.tag else "classify"
+        flags = [] if args.tag else ["--text-column", args.text_column, "--label-column", args.label_column]
+        tasks = {pathlib.Path(train).parent.name or "downstream":
+                 (kind, train, validation, "f1" if args.tag else "accuracy", flags)}
+    else:
+        tasks = DOWNSTREAM[args.lang]
+    results, commands = {}, []
+    for name, (command, train, validation, metric, flags) in tasks.items():
+        scores: dict[str, list] = {"pretrained": [], "random": []}
+        for init in ("pretrained", "random"):
+            for seed in args.seeds:
+                out = work / "finetune" / name / f"{init}_{seed}"
+                source = ["--init", str(work / "model")] if init == "pretrained" else [
+                    "--preset", "tiny", "--vocab", str(work / "vocab.txt")]
+                argv = ["finetune", command, *source, "--train", str(train), "--validation", str(validation),
+                        *flags, "--epochs", str(args.finetune_epochs), "--batch-size", "32",
+                        "--learning-rate", str(args.finetune_learning_rate), "--seed", str(seed), "--quiet",
+                        "--out", str(out)]
+                if args.max_train_examples:
+                    argv += ["--max-train-examples", str(args.max_train_examples)]
+                commands.append("kbert " + " ".join(argv))
+                try:
+                    code = main(argv)
+                except SystemExit as error:  # argparse: a flag this checkout's CLI does not have
+                    code = error.code
+                if code != 0:
+                    results[name] = {"metric": metric, "error": f"kbert {' '.join(argv[:2])} exited with {code}"}
+                    print(f"{name}: {results[name]['error']}", file=sys.stderr)
+                    break
+                scores[init].append(json.loads((out / "metrics.json").read_text())[metric])
+            if name in results:
+                break
+        if name not in results:
+            results[name] = {"metric": metric, **scores,
+                             "difference": statistics.mean(scores["pretrained"]) - statistics.mean(scores["random"])}
+    return results, commands
+
+
+def markdown(results: dict, args: argparse.Namespace) -> str:
+    """The BENCHMARKS.md section."""
+    lines = [f"### Pretraining quality ({args.lang}, {results['minutes']:.1f} min on {platform.machine()}, "
+             f"{results['steps']} steps)", "",
+             f"Held-out masked-LM accuracy: **{results['heldout_mlm_accuracy']:.3f}**.", "",
+             "| task | metric | pretrained (mean of seeds) | random init | difference |", "|---|---|---|---|---|"]
+    for name, task in results["downstream"].items():
+        if "error" in task:
+            lines.append(f"| {name} | {task['metric']} | {task['error']} | | |")
+            continue
+        p, r = statistics.mean(task["pretrained"]), statistics.mean(task["random"])
+        lines.append(f"| {name} | {task['metric']} | {p:.4f} ({', '.join(f'{s:.4f}' for s in task['pretrained'])}) "
+                     f"| {r:.4f} ({', '.join(f'{s:.4f}' for s in task['random'])}) | {p - r:+.4f} |")
+    command = " ".join(["python benchmarks/pretrain_quality.py", *sys.argv[1:]])
+    return "\n".join(lines + ["", f"Command: `{command}` ({results['wall_minutes']:.1f} min in all)", ""])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", choices=sorted(LANGUAGES), default="en")
+    parser.add_argument("--minutes", type=float, default=60.0, help="pretraining wall-time budget")
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--heldout-text", help="held-out text instead of the 5%% split of the corpus")
+    parser.add_argument("--downstream", nargs=2, metavar=("TRAIN", "VALIDATION"),
+                        help="one labelled task instead of the language's defaults")
+    parser.add_argument("--text-column", default="sentence")
+    parser.add_argument("--label-column", default="label")
+    parser.add_argument("--tag", action="store_true", help="--downstream is a tagging task (kbert finetune tag)")
+    parser.add_argument("--corpus", nargs="+", help="pretraining text files or globs instead of the recipe's")
+    parser.add_argument("--recipe", help="pretraining config (default: recipes/pretrain_<lang>_tiny.yaml)")
+    parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument("--seconds-per-step", type=float, default=0.25,
+                        help="sizes the step budget (and so the learning-rate decay) to --minutes")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--finetune-epochs", type=int, default=3)
+    parser.add_argument("--finetune-learning-rate", type=float, default=3e-4)
+    parser.add_argument("--max-train-examples", type=int, default=20000, help="0: all")
+    args = parser.parse_args(argv)
+    work = pathlib.Path(args.out)
+    work.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    train_files, heldout = prepare_text(args, work)
+    summary = pretrain_stage(args, work, train_files, heldout)
+    downstream, commands = finetune_runs(args, work)
+    results = {"heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"), "steps": summary["steps"],
+               "minutes": summary["minutes"], "lang": args.lang, "downstream": downstream,
+               "heldout": summary["heldout"], "wall_minutes": (time.perf_counter() - start) / 60,
+               "finetune_commands": commands}
+    (work / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    section = markdown(results, args)
+    (work / "BENCHMARKS_section.md").write_text(section, encoding="utf-8")
+    print(section)
+    return 1 if any("error" in task for task in downstream.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""AdamW with the update rule of PyTorch and Hugging Face, or of Google's original BERT."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+from keras import ops
+
+from kbert.optim.accumulation import GradientAccumulation
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class AdamW(GradientAccumulation, keras.optimizers.AdamW):
+    """Adam with decoupled weight decay, epsilon added where PyTorch adds it.
+
+    With gradient `g`, step `t` (1 at the first update), rate `lr` and weight decay `wd`, each variable
+    `p` (not excluded from weight decay) is updated as `torch.optim.AdamW` does:
+
+        p <- p * (1 - lr * wd)                                   # decoupled decay, before the step
+        m <- beta_1 * m + (1 - beta_1) * g
+        v <- beta_2 * v + (1 - beta_2) * g^2
+        p <- p - lr * m_hat / (sqrt(v_hat) + epsilon)            # m_hat = m / (1 - beta_1^t),
+                                                                 # v_hat = v / (1 - beta_2^t)
+
+    `keras.optimizers.AdamW` instead adds epsilon to the square root of the biased `v` (folding the bias
+    correction into the rate), so its epsilon is larger by `1 / sqrt(1 - beta_2^t)`: 32x at step 1 with
+    BERT's beta_2 = 0.999, which damps the first updates of weights with small gradients.
+
+    With `bias_correction=False` the rule is Google's `AdamWeightDecayOptimizer` (google-research/bert
+    `optimization.py`): `p <- p - lr * (m / (sqrt(v) + epsilon) + wd * p)`, no bias correction. The decay
+    term uses `p` before the step there too, so it equals the decay-then-step order above.
+
+    The bias corrections are computed in float64, as PyTorch does with Python floats: in float32,
+    `1 - 0.999^t` loses 4 digits at small `t`.
+
+    Args:
+        learning_rate: float or `keras.optimizers.schedules.LearningRateSchedule`.
+        weight_decay: float. Decoupled weight decay rate; see `exclude_from_weight_decay`.
+        beta_1: float. First-moment decay.
+        beta_2: float. Second-moment decay.
+        epsilon: float. Added to the square root of the (bias-corrected) second moment.
+        bias_correction: bool. True: PyTorch / Hugging Face AdamW. False: Google's original BERT optimizer.
+        gradient_accumulation_steps: int or None. Batches per update (see `GradientAccumulation`).
+        **kwargs: other Keras optimizer arguments (`global_clipnorm`, `name`, ...).
+
+    Example:
+    >>> p = keras.Variable([1.0, -1.0])
+    >>> optimizer = AdamW(learning_rate=0.1, weight_decay=0.0)
+    >>> _ = optimizer.apply_gradients([(keras.ops.convert_to_tensor([0.5, -2.0]), p)])
+    >>> [round(float(x), 4) for x in p.numpy()]   # the first step moves each weight by lr
+    [0.9, -0.9]
+    """
+
+    def __init__(
+        self,
+        learning_rate: float | keras.optimizers.schedules.LearningRateSchedule = 1e-3,
+        weight_decay: float = 0.01,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-6,
+        bias_correction: bool = True,
+        gradient_accumulation_steps: int | None = None,
+        name: str = "adamw",
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.get("amsgrad"):
+            raise ValueError("kbert's AdamW has no AMSGrad variant")
+        super().__init__(
+            learning_rate=learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
+            epsilon=epsilon, gradient_accumulation_steps=gradient_accumulation_steps, name=name, **kwargs,
+        )
+        self.bias_correction = bool(bias_correction)
+
+    def _apply_weight_decay(self, variables: list) -> None:
+        # The decay is part of `update_step`, in PyTorch's form `p * (1 - lr * wd)`.
+        return None
+
+    def update_step(self, gradient: Any, variable: keras.Variable, learning_rate: Any) -> None:
+        """Decays `variable` (unless excluded), then takes one Adam step on it."""
+        dtype = variable.dtype
+        gradient = ops.cast(gradient, dtype)
+        if self.weight_decay and self._use_weight_decay(variable):
+            # 1 - lr * wd in float64, as PyTorch computes it from Python floats.
+            keep = 1.0 - ops.cast(learning_rate, "float64") * float(self.weight_decay)
+            self.assign(variable, variable * ops.cast(keep, dtype))
+        index = self._get_variable_index(variable)
+        m, v = self._momentums[index], self._velocities[index]
+        # The operations in PyTorch's order (lerp, addcmul, addcdiv), so float32 rounding agrees too.
+        self.assign(m, m + (1.0 - self.beta_1) * (gradient - m))
+        self.assign(v, v * self.beta_2 + (1.0 - self.beta_2) * gradient * gradient)
+        if self.bias_correction:
+            # Python floats straight to float64: `ops.cast(0.999, "float64")` would round through float32.
+            step = ops.cast(self.iterations + 1, "float64")
+            first = 1.0 - ops.power(ops.convert_to_tensor(self.beta_1, "float64"), step)
+            second = 1.0 - ops.power(ops.convert_to_tensor(self.beta_2, "float64"), step)
+            step_size = ops.cast(ops.cast(learning_rate, "float64") / first, dtype)
+            denominator = ops.sqrt(v) / ops.cast(ops.sqrt(second), dtype) + self.epsilon
+        else:
+            step_size = ops.cast(learning_rate, dtype)
+            denominator = ops.sqrt(v) + self.epsilon
+        self.assign_sub(variable, step_size * m / denominator)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.pop("amsgrad", None)
+        config["bias_correction"] = self.bias_correction
+        return config

@@ -1,0 +1,253 @@
+"""Sharded TFRecords of pretraining instances, and reading them back as `tf.data` features.
+
+An output directory holds `part-00000-of-0000N.tfrecord` shards, `vocab.txt` and `pretraining_data.json`
+(the settings, the vocabulary file and each shard's record count and size), so `kbert pretrain` on it
+needs no `--vocab`. Static shards hold masked features; dynamic shards hold unmasked instances that
+`DynamicMasker` masks afresh every epoch. Either way `load_pretraining_dataset` yields
+`pretraining_feature_spec`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from kbert.pretraining_data.dynamic_masking import DynamicMasker
+from kbert.pretraining_data.text_dataset import instance_arrays
+
+METADATA_FILE = "pretraining_data.json"
+VOCAB_FILE = "vocab.txt"
+FORMAT = "kbert-pretraining-tfrecords"
+
+
+class CorruptTFRecordError(ValueError):
+    """A TFRecord shard is truncated, corrupted or does not match its recorded size."""
+
+
+def static_features(instance, masker, max_seq_length: int, max_predictions_per_seq: int, pad_id: int = 0):
+    """Masks a `PretrainingInstance` with a `StaticMasker` into padded arrays of the feature spec."""
+    arrays = instance_arrays(instance, max_seq_length, pad_id)
+    masked = masker(instance.token_ids, instance.word_starts if masker.whole_word else None)
+    n, k = len(masked.token_ids), len(masked.masked_positions)
+    pad = max_predictions_per_seq - k
+    if pad < 0:
+        raise ValueError(f"{k} predictions exceed max_predictions_per_seq={max_predictions_per_seq}.")
+    token_ids = arrays["token_ids"].copy()
+    token_ids[:n] = masked.token_ids
+    return {
+        "token_ids": token_ids,
+        "segment_ids": arrays["segment_ids"],
+        "padding_mask": arrays["padding_mask"],
+        "masked_positions": np.array(masked.masked_positions + [0] * pad, np.int32),
+        "masked_ids": np.array(masked.masked_ids + [0] * pad, np.int32),
+        "masked_weights": np.array([1.0] * k + [0.0] * pad, np.float32),
+        "next_sentence_label": arrays["next_sentence_label"],
+    }
+
+
+def _example(features: dict[str, np.ndarray]) -> bytes:
+    feature = {}
+    for name, value in features.items():
+        value = np.atleast_1d(value)
+        if value.dtype.kind == "f":
+            feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=value.tolist()))
+        else:
+            feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=value.astype(np.int64).tolist()))
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def write_pretraining_tfrecords(
+    records: Iterable[dict[str, np.ndarray]],
+    output_dir: str | os.PathLike,
+    *,
+    vocab_file: str | os.PathLike,
+    settings: dict,
+    num_shards: int = 1,
+) -> dict:
+    """Writes feature dicts round-robin into `num_shards` TFRecord shards, plus vocab and metadata.
+
+    Args:
+        records: an iterable of feature dicts (`static_features` or `instance_arrays`).
+        output_dir: str | PathLike. Created if needed.
+        vocab_file: str | PathLike. Copied into `output_dir` as `vocab.txt`.
+        settings: dict. Must hold "masking" ("static" or "dynamic"), "max_seq_length",
+            "max_predictions_per_seq"; everything in it is recorded.
+        num_shards: int. Number of shards.
+
+    Returns:
+        The metadata written to `pretraining_data.json`.
+    """
+    for key in ("masking", "max_seq_length", "max_predictions_per_seq"):
+        if key not in settings:
+            raise ValueError(f"settings needs {key!r}.")
+    output_dir = pathlib.Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    names = [f"part-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+    counts = [0] * num_shards
+    writers = [tf.io.TFRecordWriter(str(output_dir / name)) for name in names]
+    try:
+        for index, features in enumerate(records):
+            writers[index % num_shards].write(_example(features))
+            counts[index % num_shards] += 1
+    finally:
+        for writer in writers:
+            writer.close()
+    if pathlib.Path(vocab_file).resolve() != (output_dir / VOCAB_FILE).resolve():
+        shutil.copyfile(vocab_file, output_dir / VOCAB_FILE)
+    metadata = {
+        "format": FORMAT,
+        "version": 1,
+        **settings,
+        "vocab_file": VOCAB_FILE,
+        "num_instances": sum(counts),
+        "shards": [
+            {"file": name, "records": count, "bytes": (output_dir / name).stat().st_size}
+            for name, count in zip(names, counts)
+        ],
+    }
+    (output_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    return metadata
+
+
+def read_pretraining_metadata(directory: str | os.PathLike) -> dict:
+    """Reads `pretraining_data.json` of a `create-pretraining-data` output directory."""
+    path = pathlib.Path(directory) / METADATA_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{directory} is not a create-pretraining-data output: no {METADATA_FILE}.")
+    metadata = json.loads(path.read_text(encoding="utf-8"))
+    if metadata.get("format") != FORMAT:
+        raise ValueError(f"{path}: format is {metadata.get('format')!r}, expected {FORMAT!r}.")
+    return metadata
+
+
+def verify_tfrecords(files: Sequence[str | os.PathLike]) -> dict[str, int]:
+    """Reads every record of every file, checking CRCs; returns the record count of each file.
+
+    Raises:
+        CorruptTFRecordError: naming the file, the record index and TensorFlow's reason.
+    """
+    counts = {}
+    for path in map(str, files):
+        count = 0
+        try:
+            for _ in tf.data.TFRecordDataset(path):
+                count += 1
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+            raise CorruptTFRecordError(
+                f"TFRecord file {path} is corrupt after {count} good records: {error.message.split('[Op')[0]}"
+                "Re-create it with `kbert create-pretraining-data`."
+            ) from None
+        counts[path] = count
+    return counts
+
+
+@contextlib.contextmanager
+def naming_corrupt_file(files: Sequence[str | os.PathLike]) -> Iterator[None]:
+    """Turns a `tf.errors.DataLossError` raised inside (e.g. by `model.fit`) into a `CorruptTFRecordError`
+    that names the corrupt file (TensorFlow's own message gives only a byte offset)."""
+    try:
+        yield
+    except tf.errors.DataLossError as error:
+        verify_tfrecords(files)  # raises, naming the file
+        raise CorruptTFRecordError(f"a TFRecord among {len(files)} files is corrupt: {error.message}") from error
+
+
+def tfrecord_files(directory: str | os.PathLike, check_sizes: bool = True) -> list[str]:
+    """The shard paths of an output directory; sizes are checked against the metadata (cheap)."""
+    directory = pathlib.Path(directory)
+    metadata = read_pretraining_metadata(directory)
+    files = []
+    for shard in metadata["shards"]:
+        path = directory / shard["file"]
+        if not path.is_file():
+            raise FileNotFoundError(f"TFRecord shard {path} listed in {METADATA_FILE} is missing.")
+        if check_sizes and path.stat().st_size != shard["bytes"]:
+            raise CorruptTFRecordError(
+                f"TFRecord file {path} has {path.stat().st_size} bytes but {shard['bytes']} were written: "
+                "it is truncated or modified."
+            )
+        files.append(str(path))
+    return files
+
+
+def _parse_spec(metadata: dict) -> dict[str, tf.io.FixedLenFeature]:
+    seq, preds = metadata["max_seq_length"], metadata["max_predictions_per_seq"]
+    names = ["token_ids", "segment_ids", "padding_mask"]
+    spec = {name: tf.io.FixedLenFeature([seq], tf.int64) for name in names}
+    spec["next_sentence_label"] = tf.io.FixedLenFeature([1], tf.int64)
+    if metadata["masking"] == "dynamic":
+        spec["word_starts"] = tf.io.FixedLenFeature([seq], tf.int64)
+    else:
+        spec["masked_positions"] = tf.io.FixedLenFeature([preds], tf.int64)
+        spec["masked_ids"] = tf.io.FixedLenFeature([preds], tf.int64)
+        spec["masked_weights"] = tf.io.FixedLenFeature([preds], tf.float32)
+    return spec
+
+
+def load_pretraining_dataset(
+    directory: str | os.PathLike,
+    batch_size: int,
+    *,
+    shuffle: bool = True,
+    shuffle_buffer: int = 10000,
+    repeat: bool = False,
+    drop_remainder: bool = True,
+    seed: int | None = None,
+    verify: bool = False,
+) -> tf.data.Dataset:
+    """Reads a `create-pretraining-data` directory as batches of `pretraining_feature_spec`.
+
+    Static shards are parsed as they are; dynamic shards are masked with `DynamicMasker` (fresh masks
+    every epoch) using the recorded vocabulary and settings.
+
+    Args:
+        directory: str | PathLike. The output directory of `create-pretraining-data`.
+        batch_size: int. Batch size.
+        shuffle: bool. Shuffle files and records.
+        shuffle_buffer: int. Records shuffled together.
+        repeat: bool. Repeat forever.
+        drop_remainder: bool. Drop the last partial batch (static shapes).
+        seed: int | None. Seed of shuffling and dynamic masks.
+        verify: bool. Read every record once first, to fail early naming a corrupt file.
+
+    Returns:
+        A batched `tf.data.Dataset` of feature dicts.
+    """
+    metadata = read_pretraining_metadata(directory)
+    files = tfrecord_files(directory)
+    if verify:
+        verify_tfrecords(files)
+    spec = _parse_spec(metadata)
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if shuffle:
+        dataset = dataset.shuffle(len(files), seed=seed)
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset, cycle_length=min(len(files), 8), num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=not shuffle)
+    if shuffle:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed)
+    if repeat:
+        dataset = dataset.repeat()
+
+    def parse(serialized):
+        raw = tf.io.parse_example(serialized, spec)
+        out = {k: tf.cast(v, tf.bool if k in ("padding_mask", "word_starts") else v.dtype) for k, v in raw.items()}
+        out = {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in out.items()}
+        out["next_sentence_label"] = out["next_sentence_label"][:, 0]
+        return out
+
+    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder).map(parse, tf.data.AUTOTUNE)
+    if metadata["masking"] == "dynamic":
+        vocabulary = (pathlib.Path(directory) / metadata["vocab_file"]).read_text(encoding="utf-8").split("\n")
+        vocabulary = vocabulary[:-1] if vocabulary and vocabulary[-1] == "" else vocabulary
+        masker = DynamicMasker(vocabulary, metadata["max_predictions_per_seq"], metadata["masked_lm_prob"],
+                               metadata.get("whole_word_masking", False), seed=seed)
+        dataset = masker.apply(dataset)
+    return dataset.prefetch(tf.data.AUTOTUNE)

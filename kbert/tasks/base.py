@@ -1,0 +1,146 @@
+"""`Task`: what is particular to one kind of downstream problem, behind one interface.
+
+A task reads its examples (files and tfds), settles its label vocabulary, builds its tf.data pipeline
+and its Keras model, scores predictions with its metrics and builds its serving signatures, decoding
+predictions the same way in both. Fine-tuning, evaluation, model directories, the export and the CLI ask
+the task (found by name in `kbert.tasks.registry`) and never branch on its kind. (TF Model Garden's
+`official/nlp/tasks/` is the pattern: one Task class per problem.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable, ClassVar, NamedTuple, Sequence
+
+import keras
+import tensorflow as tf
+
+from kbert.tasks.serving import MODEL_INPUTS, ServingInputs
+from kbert.text import BertPreprocessor
+
+Example = dict[str, Any]
+
+
+class TaskData(NamedTuple):
+    """A task's tf.data pipeline over some examples.
+
+    Attributes:
+        dataset: batched `tf.data.Dataset` of (inputs, labels), or inputs alone for prediction.
+        size: int. Model rows per epoch (QA windows, otherwise examples).
+        extra: what decoding needs besides the model outputs (QA windows), or None.
+    """
+
+    dataset: tf.data.Dataset
+    size: int
+    extra: Any = None
+
+
+@dataclasses.dataclass
+class Task:
+    """Base class of the downstream tasks; subclasses are dataclasses of their settings.
+
+    A subclass's fields are its settings: saved in the model directory's `task.json` and, unless a field
+    says `metadata={"cli": False}`, offered as `kbert finetune COMMAND` flags of the same name.
+
+    Args:
+        labels: optional list of str. The label vocabulary in id order (tasks with named labels).
+    """
+
+    name: ClassVar[str] = ""                 # the name in task.json and the registry
+    command: ClassVar[str | None] = None     # `kbert finetune COMMAND`; None: reached through another task
+    summary: ClassVar[str] = ""              # one line for --help
+    model_class: ClassVar[type | None] = None
+    reads_articles: ClassVar[bool] = False   # takes an article range (SQuAD JSON)
+
+    labels: list[str] | None = dataclasses.field(default=None, metadata={"cli": False})
+
+    # -- examples and labels -------------------------------------------------------------------------
+    def read_examples(self, source: str | os.PathLike, limit: int | None = None,
+                      article_range: Sequence[int] | None = None) -> list[Example]:
+        """Raw examples from a file or `tfds:NAME[:SPLIT]`, the first `limit` of them.
+
+        Raises:
+            ValueError: the source has no examples, or `article_range` is given to a task without articles.
+        """
+        if article_range is not None and not self.reads_articles:
+            raise ValueError(f"an article range applies to SQuAD JSON files, not to a {self.name} task")
+        examples = self._read(source, article_range)
+        if not examples:
+            raise ValueError(f"{os.fspath(source)}: no examples")
+        return examples[:limit] if limit else examples
+
+    def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
+        raise NotImplementedError
+
+    def prepare(self, source: str | os.PathLike, examples: Sequence[Example]) -> Task:
+        """The task as the training data settles it (label vocabulary, regression); default: itself."""
+        return self
+
+    def check_labels(self, examples: Sequence[Example]) -> None:
+        """Raises ValueError naming the first label that is not in the vocabulary; default: no labels."""
+
+    # -- model ---------------------------------------------------------------------------------------
+    def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
+                training: bool, seed: int = 0) -> TaskData:
+        """The tf.data pipeline: shuffled (inputs, labels) for training, inputs in order otherwise."""
+        raise NotImplementedError
+
+    def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:
+        """The Keras task model (head) on `encoder`."""
+        raise NotImplementedError
+
+    @classmethod
+    def matches(cls, model: keras.Model) -> bool:
+        """Whether `model` is this task's model."""
+        return cls.model_class is not None and isinstance(model, cls.model_class)
+
+    def check_model(self, model: keras.Model) -> None:
+        """Raises ValueError when the model and the task's settings disagree (e.g. label count)."""
+
+    # -- evaluation ----------------------------------------------------------------------------------
+    def evaluate(self, model: keras.Model, examples: Sequence[Example], preprocessor: BertPreprocessor,
+                 batch_size: int = 64, verbose: int = 1) -> dict[str, Any]:
+        """Runs `model` over `examples` and returns the task's metrics (the content of metrics.json)."""
+        self.check_labels(examples)
+        data = self.dataset(examples, preprocessor, batch_size, training=False)
+        progress = keras.utils.Progbar(None, verbose=verbose, unit_name="batch")
+        # A plain traced call, not `predict_on_batch`: under a several-replica strategy Keras 3.15 feeds
+        # the whole batch to every replica and concatenates the copies.
+        forward = tf.function(lambda x: model(x, training=False), reduce_retracing=True)
+        batches = []
+        for step, inputs in enumerate(data.dataset):
+            kept = {k: inputs.pop(k).numpy() for k in list(inputs) if k not in MODEL_INPUTS}
+            batches.append((tf.nest.map_structure(lambda t: t.numpy(), forward(inputs)), kept))
+            progress.update(step + 1)
+        if verbose:
+            print()
+        metrics = self.score(examples, batches, data.extra)
+        metrics["num_examples"] = len(examples)
+        return metrics
+
+    def score(self, examples: Sequence[Example], batches: list[tuple[Any, dict[str, Any]]],
+              extra: Any) -> dict[str, Any]:
+        """Metrics from the model outputs of each batch (numpy) and the inputs the model did not take."""
+        raise NotImplementedError
+
+    # -- serving -------------------------------------------------------------------------------------
+    @property
+    def takes_pair(self) -> bool:
+        """Whether the task's serving_default takes a text pair by default."""
+        return False
+
+    def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
+        """The task's signatures (`preprocess`, `serving_default`, ...) as tf.functions of strings."""
+        raise NotImplementedError
+
+    # -- task.json -----------------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """The settings as saved in task.json: {"task": name, field: value, ...}."""
+        return {"task": self.name, **dataclasses.asdict(self)}
+
+    @classmethod
+    def from_info(cls, info: dict[str, Any]) -> Task:
+        """The task of a task.json dict (fields it does not know are ignored)."""
+        return cls(**{f.name: info[f.name] for f in dataclasses.fields(cls) if f.name in info})
+

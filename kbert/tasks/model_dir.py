@@ -1,0 +1,103 @@
+"""A fine-tuned model directory: the Keras model, its tokenizer, its task settings and labels.
+
+    DIR/model.keras             the task model (kbert.BertClassifier, ...), Keras' own format
+    DIR/vocab.txt               the tokenizer's vocabulary
+    DIR/tokenizer_config.json   casing ({"do_lower_case": ...})
+    DIR/task.json               {"task", "labels", "sequence_length", "truncate", task settings ...}
+    DIR/metrics.json            validation metrics (written by `kbert finetune`)
+
+`kbert.load_model(DIR)` restores all of it; `kbert export DIR` reads it. Below `kbert.training` and
+`kbert.export`, which both use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from typing import Any
+
+import keras
+
+from kbert.tasks.registry import TASKS, task_from_info, task_name_of
+from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
+from kbert.version import __version__
+
+TASK_FILE = "task.json"
+
+
+def save_model(
+    model: keras.Model,
+    directory: str | os.PathLike,
+    tokenizer: BertTokenizer,
+    labels: list[str] | None = None,
+    sequence_length: int = 128,
+    truncate: str = "round_robin",
+    **extra: Any,
+) -> pathlib.Path:
+    """Writes a task model with everything needed to run it on raw text.
+
+    Args:
+        model: a kbert task model.
+        directory: created if missing.
+        tokenizer: the `BertTokenizer` the model was trained with.
+        labels: class or tag names, in id order (None for regression and QA).
+        sequence_length: the packing length used in training (the export's default).
+        truncate: "round_robin" or "waterfall", as in training.
+        **extra: more fields for task.json (the task's settings, e.g. the column names used).
+
+    Returns:
+        The directory, as a path.
+    """
+    name = task_name_of(model)
+    task_from_info({**extra, "task": name, "labels": labels}).check_model(model)
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save(directory / "model.keras")
+    tokenizer.save_vocabulary(directory)
+    info = {**extra, "task": name, "labels": list(labels) if labels else None,
+            "sequence_length": int(sequence_length), "truncate": truncate, "kbert_version": __version__}
+    (directory / TASK_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return directory
+
+
+def read_task_info(directory: str | os.PathLike) -> dict[str, Any]:
+    """The task.json of a model directory; FileNotFoundError when there is none."""
+    path = pathlib.Path(directory) / TASK_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{directory} is not a kbert model directory: no {TASK_FILE}")
+    info = json.loads(path.read_text(encoding="utf-8"))
+    if info.get("task") not in TASKS:
+        raise ValueError(f"{path}: unknown task {info.get('task')!r}; expected one of {TASKS}")
+    return info
+
+
+def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Model:
+    """Restores a fine-tuned model directory written by `save_model` / `kbert finetune`.
+
+    Args:
+        directory: the model directory.
+        compile: bool. Compile the model with its default loss and metrics.
+
+    Returns:
+        The Keras task model, with attributes `tokenizer` (`BertTokenizer`), `preprocessor`
+        (`BertPreprocessor` at the training sequence length), `label_names` (list or None), `task`
+        ("classify", "regress", "tag" or "qa"), `task_info` (the whole task.json) and `task_object`
+        (the `kbert.tasks.Task` with the saved settings).
+    """
+    directory = pathlib.Path(directory)
+    info = read_task_info(directory)
+    model_file = directory / "model.keras"
+    if not model_file.is_file():
+        raise FileNotFoundError(f"{model_file} is missing")
+    model = keras.saving.load_model(model_file, compile=False)
+    if compile:
+        model.compile()
+    model.tokenizer = load_tokenizer(directory)
+    model.preprocessor = BertPreprocessor(model.tokenizer, sequence_length=info["sequence_length"],
+                                          truncate=info.get("truncate", "round_robin"))
+    model.label_names = info.get("labels")
+    model.task = info["task"]
+    model.task_info = info
+    model.task_object = task_from_info(info)
+    return model

@@ -1,0 +1,104 @@
+"""Extractive question answering (SQuAD v1.1 / v2.0): the answer is a span of the context."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable, ClassVar, Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kbert.metrics import squad_evaluate
+from kbert.models.bert_question_answerer import BertQuestionAnswerer
+from kbert.tasks.base import Example, Task, TaskData
+from kbert.tasks.qa_features import build_qa_features
+from kbert.tasks.readers.sources import read_squad
+from kbert.tasks.serving import STRING, ServingInputs, substrings
+from kbert.tasks.span_decoding import best_spans, decode_answers
+from kbert.text import BertPreprocessor
+
+
+@dataclasses.dataclass
+class QuestionAnsweringTask(Task):
+    """A question and a context -> the answer span; `BertQuestionAnswerer` scores starts and ends.
+
+    Long contexts are cut into windows `doc_stride` tokens apart; the answer is the best span over the
+    windows (`kbert.tasks.span_decoding`), the same search the serving graph runs on its one window.
+
+    Args:
+        doc_stride: tokens between window starts.
+        max_query_length: questions are cut to this many tokens.
+        max_answer_length: longest answer in tokens, in evaluation and serving.
+        null_score_diff_threshold: SQuAD 2.0: answer "" when the no-answer score beats the best span
+            by more than this.
+        strict_answers: stop at the first answer whose answer_start does not point at its text; by
+            default such answers are skipped with a warning that counts and names them.
+
+    Example:
+    >>> QuestionAnsweringTask(doc_stride=64).info()["doc_stride"]
+    64
+    """
+
+    name: ClassVar[str] = "qa"
+    command: ClassVar[str | None] = "qa"
+    summary: ClassVar[str] = "extractive question answering (SQuAD JSON or tfds:squad/...)"
+    model_class: ClassVar[type] = BertQuestionAnswerer
+    reads_articles: ClassVar[bool] = True
+
+    doc_stride: int = dataclasses.field(default=128, metadata={"help": "tokens between window starts"})
+    max_query_length: int = dataclasses.field(default=64, metadata={"help": "questions are cut to this many tokens"})
+    max_answer_length: int = dataclasses.field(default=30, metadata={"help": "longest answer in tokens"})
+    null_score_diff_threshold: float = dataclasses.field(default=0.0, metadata={"cli": False})
+    strict_answers: bool = dataclasses.field(default=False, metadata={
+        "help": "stop at the first answer whose answer_start does not point at its text (default: skip "
+                "such answers with a warning)"})
+
+    def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
+        return read_squad(source, article_range=article_range, strict_answers=self.strict_answers)
+
+    def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
+                training: bool, seed: int = 0) -> TaskData:
+        features = build_qa_features(examples, preprocessor.tokenizer, preprocessor.sequence_length,
+                                     self.doc_stride, self.max_query_length)
+        data = features.dataset(batch_size, with_labels=training, shuffle=training, seed=seed)
+        return TaskData(data, len(features), features)
+
+    def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:
+        return BertQuestionAnswerer(encoder, dropout=dropout, feature_based=feature_based)
+
+    def score(self, examples: Sequence[Example], batches: list[tuple[Any, dict[str, Any]]],
+              extra: Any) -> dict[str, Any]:
+        start = np.concatenate([outputs["start_logits"] for outputs, _ in batches])
+        end = np.concatenate([outputs["end_logits"] for outputs, _ in batches])
+        answers = decode_answers(examples, extra, start, end, max_answer_length=self.max_answer_length,
+                                 version_2_with_negative=any(e.get("is_impossible") for e in examples),
+                                 null_score_diff_threshold=self.null_score_diff_threshold)
+        return squad_evaluate(examples, answers)
+
+    def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
+        """qa(question, context) -> start_char, end_char, score, no_answer_score (+ answer)."""
+
+        @tf.function(input_signature=[STRING, STRING])
+        def answer(question, context):
+            x = inputs.pack_with_offsets(question, context)
+            y = inputs.run_model(x)
+            # Any context piece may start or end an answer; [SEP] and padding have empty offsets.
+            allowed = (tf.equal(x["segment_ids"], 1) & tf.cast(x["padding_mask"], tf.bool)
+                       & (x["end_offsets"] > x["start_offsets"]))
+            span = best_spans(y["start_logits"], y["end_logits"], allowed, self.max_answer_length)
+            found = span["start_token"] >= 0
+            start_char = tf.where(found, tf.gather(x["start_offsets"], tf.maximum(span["start_token"], 0),
+                                                   batch_dims=1), -1)
+            end_char = tf.where(found, tf.gather(x["end_offsets"], tf.maximum(span["end_token"], 0),
+                                                 batch_dims=1), -1)
+            out = {"start_char": start_char, "end_char": end_char, "score": span["score"],
+                   "no_answer_score": span["null_score"]}
+            if inputs.with_strings:
+                out["answer"] = substrings(context, start_char[:, tf.newaxis], end_char[:, tf.newaxis])[:, 0]
+            return out
+
+        preprocess = tf.function(lambda question, context: inputs.pack(question, context),
+                                 input_signature=[STRING] * 2)
+        return {"preprocess": preprocess, "serving_default": answer}

@@ -1,0 +1,133 @@
+"""Token tagging (NER, POS): a label per word, from CoNLL files, `tokens<TAB>tags` TSVs or tfds:conll2003."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from typing import Any, Callable, ClassVar, Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kbert.metrics import entity_scores
+from kbert.models.bert_token_classifier import BertTokenClassifier
+from kbert.tasks.base import Example, Task, TaskData
+from kbert.tasks.readers.sources import build_label_vocabulary, read_tagging, source_label_names
+from kbert.tasks.serving import STRING, ServingInputs, lookup, named, substrings
+from kbert.tasks.tagging_data import encode_tags, tagging_dataset
+from kbert.tasks.word_decoding import bio_entities, word_predictions, word_starts, words_from_tokens
+from kbert.text import BertPreprocessor
+
+_IOB_TAG = re.compile(r"^(O|[BIES]-.+)$")
+
+
+@dataclasses.dataclass
+class TaggingTask(Task):
+    """A label per word; `BertTokenClassifier` predicts it on each word's first WordPiece.
+
+    Args:
+        tag_column: CoNLL column ("ner", "pos", "chunk" or a 0-based number) or tfds feature.
+        tag_format: "conll" (token-per-line columns) or "spaces" (a TSV row per sentence: tokens, then
+            tags, each separated by spaces, as MSRA NER ships); None detects it from the file.
+        labels: the tag names in id order (set by `prepare` from the training data).
+
+    Example:
+    >>> TaggingTask(tag_column="pos").info()["tag_column"]
+    'pos'
+    """
+
+    name: ClassVar[str] = "tag"
+    command: ClassVar[str | None] = "tag"
+    summary: ClassVar[str] = "a label per word (NER, POS) from CoNLL files, tokens/tags TSVs or tfds:conll2003"
+    model_class: ClassVar[type] = BertTokenClassifier
+
+    tag_column: str | int = dataclasses.field(default="ner", metadata={"help": "ner, pos, chunk or a column index"})
+    tag_format: str | None = dataclasses.field(default=None, metadata={
+        "help": "conll (a token per line, tags in a column) or spaces (a TSV row per sentence: tokens, tab, "
+                "tags, each separated by spaces); default: detected from the file"})
+
+    def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
+        return read_tagging(source, tag_column=self.tag_column, tag_format=self.tag_format)
+
+    def prepare(self, source: str | os.PathLike, examples: Sequence[Example]) -> Task:
+        column = self.tag_column if isinstance(self.tag_column, str) else "ner"
+        labels = source_label_names(source, column) or build_label_vocabulary(t for e in examples for t in e["tags"])
+        return dataclasses.replace(self, labels=labels)
+
+    def check_labels(self, examples: Sequence[Example]) -> None:
+        encode_tags(examples, self.labels or [])
+
+    def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
+                training: bool, seed: int = 0) -> TaskData:
+        data = tagging_dataset(examples, preprocessor, self.labels, batch_size=batch_size, shuffle=training,
+                               seed=seed, with_labels=training, keep_word_ids=not training)
+        return TaskData(data, len(examples))
+
+    def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:
+        return BertTokenClassifier(encoder, len(self.labels or ()), dropout=dropout, feature_based=feature_based)
+
+    def check_model(self, model: keras.Model) -> None:
+        if model.num_labels != len(self.labels or ()):
+            raise ValueError(f"A {self.name} model with {model.num_labels} outputs needs {model.num_labels} "
+                             f"label names, got {self.labels}")
+
+    def score(self, examples: Sequence[Example], batches: list[tuple[Any, dict[str, Any]]],
+              extra: Any) -> dict[str, Any]:
+        names = list(self.labels or ())
+        default = names.index("O") if "O" in names else 0
+        guess, i = [], 0
+        for logits, kept in batches:
+            counts = [len(e["words"]) for e in examples[i:i + len(logits)]]
+            guess += [[names[t] for t in row] for row in word_predictions(logits, kept["word_ids"], counts, default)]
+            i += len(logits)
+        gold = [list(e["tags"]) for e in examples]
+        flat_gold = [t for s in gold for t in s]
+        flat_guess = [t for s in guess for t in s]
+        metrics: dict[str, Any] = {"accuracy": float(np.mean([a == b for a, b in zip(flat_gold, flat_guess)]))}
+        if all(_IOB_TAG.match(t) for t in flat_gold):
+            scores = entity_scores(gold, guess)
+            metrics.update(precision=scores["precision"], recall=scores["recall"], f1=scores["f1"],
+                           per_type=scores["per_type"])
+        return metrics
+
+    def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
+        """tag(text) -> words (num_words, word_start, word_end, word_label_id, word_label [, word_text]) and
+        entities (num_entities, entity_type, entity_start, entity_end [, entity_text]); word / entity
+        columns are padded with -1 / "" past each row's count; offsets are characters, end exclusive."""
+        if not self.labels:
+            raise ValueError(f"a {self.name} export needs the label names")
+        label_table = tf.constant(self.labels)
+        begins = tf.constant([label.startswith("B-") for label in self.labels])
+        type_names = sorted({label[2:] for label in self.labels if label[:2] in ("B-", "I-")})
+        types = tf.constant([type_names.index(label[2:]) if label[:2] in ("B-", "I-") else -1
+                             for label in self.labels], tf.int32)
+        type_table = tf.constant(type_names or [""])
+
+        @tf.function(input_signature=[STRING])
+        def tag(text):
+            x = inputs.pack_with_offsets(text)
+            logits = inputs.run_model(x)
+            first = word_starts(x["token_ids"], x["segment_ids"], x["padding_mask"], inputs.is_suffix)
+            # Pieces of the text: [CLS], [SEP] and padding have empty offsets.
+            inside = tf.equal(x["segment_ids"], 0) & (x["end_offsets"] > x["start_offsets"])
+            label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
+            w = words_from_tokens(first, inside, x["start_offsets"], x["end_offsets"], label_ids)
+            e = bio_entities(w["word_value"], w["num_words"], begins, types)
+            has = e["entity_type"] >= 0
+            out = {
+                "num_words": w["num_words"], "word_start": w["word_start"], "word_end": w["word_end"],
+                "word_label_id": w["word_value"], "word_label": lookup(label_table, w["word_value"]),
+                "num_entities": e["num_entities"], "entity_type": lookup(type_table, e["entity_type"]),
+                "entity_start": tf.where(has, tf.gather(w["word_start"], tf.maximum(e["entity_first_word"], 0),
+                                                        batch_dims=1), -1),
+                "entity_end": tf.where(has, tf.gather(w["word_end"], tf.maximum(e["entity_last_word"], 0),
+                                                      batch_dims=1), -1),
+            }
+            if inputs.with_strings:
+                out["word_text"] = substrings(text, out["word_start"], out["word_end"])
+                out["entity_text"] = substrings(text, out["entity_start"], out["entity_end"])
+            return out
+
+        return {"preprocess": named(inputs.pack, False), "serving_default": tag}

@@ -1,0 +1,134 @@
+"""Word-tagged sentences -> a batched tf.data pipeline with word labels aligned to WordPieces.
+
+Each word is tokenized on its own (so a CoNLL word that BERT would split further, like "U.S.", stays
+one unit); its label goes on its first piece and every other piece, `[CLS]`, `[SEP]` and padding get
+-100, which `kbert.BertTokenClassifier`'s loss and accuracy skip (BERT paper, section 4.3).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from kbert.constants import IGNORE_LABEL
+from kbert.tasks.classification_data import pad_to_multiple
+from kbert.text.bert_preprocessor import BertPreprocessor
+
+Example = dict[str, Any]
+
+
+def align_word_labels(
+    preprocessor: BertPreprocessor, words: tf.RaggedTensor, tags: tf.RaggedTensor
+) -> dict[str, tf.Tensor]:
+    """Tokenizes words and packs them with labels on first pieces.
+
+    Args:
+        preprocessor: `kbert.BertPreprocessor` (its tokenizer, length, truncation and padding are used).
+        words: string RaggedTensor (batch, words).
+        tags: int RaggedTensor (batch, words) of tag ids, same shape as `words`.
+
+    Returns:
+        dict of "token_ids", "segment_ids", "padding_mask" (the model inputs), "labels" (tag id on the
+        first piece of each word, -100 elsewhere) and "word_ids" (the word index on every piece of a
+        word, -1 on special and padding positions), each (batch, length).
+
+    Example:
+    >>> tok = kbert.BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able"])  # doctest: +SKIP
+    >>> out = align_word_labels(kbert.BertPreprocessor(tok, 6), tf.ragged.constant([["unaffable"]]),
+    ...                         tf.ragged.constant([[3]]))  # doctest: +SKIP
+    >>> out["labels"].numpy().tolist()  # doctest: +SKIP
+    [[-100, 3, -100, -100, -100, 0]]
+    """
+    tokenizer = preprocessor.tokenizer
+    pieces = tokenizer.tokenize(words.flat_values)  # (total_words, pieces)
+    pieces_per_word = pieces.row_lengths()
+    piece_in_word = tf.ragged.range(pieces_per_word).flat_values
+    word_of_piece = pieces.value_rowids()  # global word index of each piece
+    word_tag = tf.cast(tf.gather(tags.flat_values, word_of_piece), tf.int32)
+    piece_labels = tf.where(piece_in_word == 0, word_tag, IGNORE_LABEL)
+    word_in_sentence = tf.range(tf.size(words.flat_values, out_type=tf.int64)) - tf.gather(
+        words.row_splits, words.value_rowids())
+    piece_word_ids = tf.cast(tf.gather(word_in_sentence, word_of_piece), tf.int32)
+    # Pieces per sentence: cumulative piece counts read at the sentence boundaries.
+    cum = tf.concat([[0], tf.cumsum(pieces_per_word)], 0)
+    sentence_lengths = tf.gather(cum, words.row_splits[1:]) - tf.gather(cum, words.row_splits[:-1])
+
+    def per_sentence(values):
+        return tf.RaggedTensor.from_row_lengths(values, sentence_lengths)
+
+    return preprocessor.pack(
+        per_sentence(pieces.flat_values),
+        aligned={"labels": [per_sentence(piece_labels)], "word_ids": [per_sentence(piece_word_ids)]},
+        fill={"labels": IGNORE_LABEL, "word_ids": -1},
+    )
+
+
+def encode_tags(examples: Sequence[Example], label_names: Sequence[str]) -> list[list[int]]:
+    """Tag ids per sentence; ValueError naming the sentence and tag when a tag is not in the vocabulary."""
+    index_of = {name: i for i, name in enumerate(label_names)}
+    out = []
+    for index, example in enumerate(examples):
+        unknown = [t for t in example["tags"] if t not in index_of]
+        if unknown:
+            raise ValueError(f"sentence {index}: tag {unknown[0]!r} is not one of the model's tags {list(label_names)}")
+        out.append([index_of[t] for t in example["tags"]])
+    return out
+
+
+def tagging_dataset(
+    examples: Sequence[Example],
+    preprocessor: BertPreprocessor,
+    label_names: Sequence[str] | None = None,
+    *,
+    batch_size: int = 32,
+    shuffle: bool = False,
+    seed: int | None = None,
+    with_labels: bool = True,
+    keep_word_ids: bool = False,
+    pad_multiple: int = 16,
+) -> tf.data.Dataset:
+    """A batched `tf.data.Dataset` of `(inputs, labels)` for `BertTokenClassifier`.
+
+    Args:
+        examples: sequence of {"words": [str], "tags": [str]} (as `kbert.tasks.readers.read_tagging` returns).
+        preprocessor: `kbert.BertPreprocessor`; dynamic padding rounds up to `pad_multiple`.
+        label_names: the tag vocabulary in id order (needed with `with_labels`).
+        batch_size: int. Sentences per batch.
+        shuffle: bool. Reshuffle every epoch.
+        seed: optional int. Shuffle seed.
+        with_labels: bool. Yield (inputs, labels); False yields inputs only.
+        keep_word_ids: bool. Add "word_ids" to the inputs (for mapping predictions back to words).
+        pad_multiple: int. Dynamic padding multiple.
+
+    Returns:
+        `tf.data.Dataset` of ({"token_ids", "segment_ids", "padding_mask"[, "word_ids"]}, labels (batch, L)).
+    """
+    if not examples:
+        raise ValueError("no sentences")
+    lengths = [len(e["words"]) for e in examples]
+    words = tf.RaggedTensor.from_row_lengths([w for e in examples for w in e["words"]], lengths)
+    if with_labels:
+        ids = encode_tags(examples, label_names)
+        tags = tf.RaggedTensor.from_row_lengths(np.asarray([t for s in ids for t in s], np.int32), lengths)
+    else:
+        tags = tf.RaggedTensor.from_row_lengths(tf.zeros([sum(lengths)], tf.int32), lengths)
+    dataset = tf.data.Dataset.from_tensor_slices({"words": words, "tags": tags})
+    if shuffle:
+        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.ragged_batch(batch_size)
+
+    def pack(batch):
+        out = align_word_labels(preprocessor, batch["words"], batch["tags"])
+        if preprocessor.padding == "dynamic":
+            out = pad_to_multiple(out, pad_multiple, preprocessor.sequence_length,
+                                  fill={"token_ids": preprocessor.tokenizer.pad_token_id,
+                                        "labels": IGNORE_LABEL, "word_ids": -1})
+        labels = out.pop("labels")
+        word_ids = out.pop("word_ids")
+        if keep_word_ids:
+            out["word_ids"] = word_ids
+        return (out, labels) if with_labels else out
+
+    return dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,148 @@
+"""kbert.optim.AdamW step by step against torch.optim.AdamW, and Google's variant against numpy by hand."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kbert.optim import AdamW, create_optimizer
+
+STEPS = 100
+LR, WD, EPS = 1e-3, 0.01, 1e-6
+# Gradient scales from 1 down to 1e-6: with small gradients epsilon dominates the update, which is where
+# the rules differ. Kernels and embeddings are decayed; biases and LayerNorm gamma/beta are not.
+SHAPES = {
+    "dense/kernel": ((4, 3), 1e-5, True),
+    "embeddings/embeddings": ((5, 3), 1.0, True),
+    "dense/bias": ((3,), 1.0, False),
+    "layer_norm/gamma": ((3,), 1e-3, False),
+    "layer_norm/beta": ((3,), 1e-6, False),
+}
+
+
+@pytest.fixture(scope="module")
+def stream():
+    rng = np.random.RandomState(0)
+    initial = {k: rng.randn(*shape).astype("float32") for k, (shape, _, _) in SHAPES.items()}
+    grads = [{k: (scale * rng.randn(*shape)).astype("float32") for k, (shape, scale, _) in SHAPES.items()}
+             for _ in range(STEPS)]
+    return initial, grads
+
+
+def _run_keras(optimizer, initial, grads):
+    """Applies the gradient stream; returns final values, per-step values and the rate of each step."""
+    variables = {}
+    for path, value in initial.items():
+        scope, name = path.split("/")
+        with keras.name_scope(scope):
+            variables[path] = keras.Variable(value, name=name)
+    history, rates = [], []
+    for step_grads in grads:
+        rates.append(float(optimizer.learning_rate))
+        optimizer.apply_gradients([(tf.constant(step_grads[k]), variables[k]) for k in SHAPES])
+        history.append({k: v.numpy().copy() for k, v in variables.items()})
+    return history, rates
+
+
+def _run_torch(initial, grads, rates, weight_decay=WD):
+    torch = pytest.importorskip("torch")
+    params = {k: torch.nn.Parameter(torch.tensor(v)) for k, v in initial.items()}
+    groups = [{"params": [params[k] for k, (_, _, decay) in SHAPES.items() if decay], "weight_decay": weight_decay},
+              {"params": [params[k] for k, (_, _, decay) in SHAPES.items() if not decay], "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=LR, betas=(0.9, 0.999), eps=EPS)
+    history = []
+    for rate, step_grads in zip(rates, grads):
+        for group in optimizer.param_groups:
+            group["lr"] = rate  # the schedule's rate of this step, as float32 gives it
+        for k, p in params.items():
+            p.grad = torch.tensor(step_grads[k])
+        optimizer.step()
+        history.append({k: p.detach().numpy().copy() for k, p in params.items()})
+    return history
+
+
+def _max_relative(a, b):
+    return max(float(np.max(np.abs(a[k] - b[k]) / np.abs(b[k]))) for k in b)
+
+
+def test_default_matches_torch_adamw_step_by_step(stream):
+    initial, grads = stream
+    optimizer = create_optimizer(LR, num_train_steps=STEPS, warmup_steps=10, weight_decay=WD, clipnorm=None)
+    ours, rates = _run_keras(optimizer, initial, grads)
+    assert rates[0] == 0.0 and rates[10] == pytest.approx(LR * 0.9)  # the schedule is exercised
+    reference = _run_torch(initial, grads, rates)
+    for step in (0, 1, 2, 10, 50, STEPS - 1):
+        assert _max_relative(ours[step], reference[step]) < 1e-6, step
+    final = _max_relative(ours[-1], reference[-1])
+    assert final < 1e-6
+    moved = _max_relative(initial, reference[-1])
+    assert moved > 1e-3, moved  # the weights did move, far more than the tolerance
+
+
+def test_weight_decay_exclusions_match_torch_groups(stream):
+    # Zero gradients leave Adam's step at 0, so only the decay moves a weight: kernels and embeddings
+    # shrink by (1 - lr * wd) each step, biases and LayerNorm stay.
+    initial, _ = stream
+    zeros = [{k: np.zeros_like(v) for k, v in initial.items()}] * 3
+    ours, rates = _run_keras(create_optimizer(0.5, weight_decay=0.1, clipnorm=None), initial, zeros)
+    reference = _run_torch(initial, zeros, rates, weight_decay=0.1)
+    for path, (_, _, decay) in SHAPES.items():
+        np.testing.assert_allclose(ours[-1][path], reference[-1][path], rtol=1e-7)
+        expected = initial[path] * (1 - 0.5 * 0.1) ** 3 if decay else initial[path]
+        np.testing.assert_allclose(ours[-1][path], expected, rtol=1e-6, err_msg=path)
+
+
+def test_keras_adamw_differs_from_torch_by_far_more(stream):
+    # Why the optimizer exists: Keras adds epsilon to sqrt of the biased second moment.
+    initial, grads = stream
+    optimizer = keras.optimizers.AdamW(learning_rate=LR, weight_decay=WD, epsilon=EPS)
+    optimizer.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
+    keras_history, rates = _run_keras(optimizer, initial, grads)
+    reference = _run_torch(initial, grads, rates)
+    assert _max_relative(keras_history[-1], reference[-1]) > 1e-3
+
+
+def test_google_variant_matches_numpy_reference(stream):
+    """google-research/bert optimization.py AdamWeightDecayOptimizer, written out in numpy."""
+    initial, grads = stream
+    optimizer = create_optimizer(LR, num_train_steps=STEPS, warmup_steps=10, weight_decay=WD, clipnorm=None,
+                                 optimizer="adamw_google")
+    assert isinstance(optimizer, AdamW) and not optimizer.bias_correction
+    ours, rates = _run_keras(optimizer, initial, grads)
+    params = {k: v.astype("float64") for k, v in initial.items()}
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v = {k: np.zeros_like(p) for k, p in params.items()}
+    for rate, step_grads in zip(rates, grads):
+        for k, (_, _, decay) in SHAPES.items():
+            g = step_grads[k].astype("float64")
+            m[k] = 0.9 * m[k] + 0.1 * g
+            v[k] = 0.999 * v[k] + 0.001 * g * g
+            update = m[k] / (np.sqrt(v[k]) + EPS)
+            if decay:
+                update += WD * params[k]
+            params[k] = params[k] - rate * update
+    assert _max_relative(ours[-1], params) < 1e-5
+    # And it is not the bias-corrected rule: the first steps differ by up to 1/(1 - beta_1) = 10x.
+    assert _max_relative(ours[-1], _run_torch(initial, grads, rates)[-1]) > 1e-3
+
+
+def test_config_round_trip_and_serialization():
+    optimizer = AdamW(learning_rate=2e-5, weight_decay=0.02, epsilon=1e-8, bias_correction=False,
+                      gradient_accumulation_steps=4)
+    config = optimizer.get_config()
+    assert config["bias_correction"] is False and config["gradient_accumulation_steps"] == 4
+    again = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
+    assert type(again) is AdamW and again.get_config() == config
+    with pytest.raises(ValueError, match="AMSGrad"):
+        AdamW(amsgrad=True)
+
+
+def test_loss_scale_wrapper_keeps_the_rule():
+    variable = keras.Variable(np.array([1.0, -2.0], "float32"))
+    scaled = keras.optimizers.LossScaleOptimizer(create_optimizer(0.1, weight_decay=0.0, clipnorm=None))
+    grad = np.array([3.0, -0.5], "float32")
+    scaled.build([variable])
+    assert scaled.dynamic_scale.numpy() == 2.0**15
+    scaled.apply_gradients([(tf.constant(grad * scaled.dynamic_scale.numpy()), variable)])
+    # First bias-corrected Adam step: m_hat / sqrt(v_hat) = sign(g), so each weight moves by lr.
+    np.testing.assert_allclose(variable.numpy(), [0.9, -1.9], rtol=1e-6)
