@@ -44,9 +44,50 @@ def _gold_list(gold_answers: str | Sequence[str]) -> list[str]:
     return answers or [""]
 
 
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2FA1F
+            or 0xF900 <= code <= 0xFAFF)
+
+
+def _is_cjk_punctuation(ch: str) -> bool:
+    code = ord(ch)
+    return 0x3000 <= code <= 0x303F or 0xFF01 <= code <= 0xFF0F or 0xFF1A <= code <= 0xFF20 \
+        or 0xFF3B <= code <= 0xFF40 or 0xFF5B <= code <= 0xFF65 or ch in "\u2018\u2019\u201c\u201d\u2026\u2014"
+
+
+def answer_tokens(text: str) -> list[str]:
+    """The tokens F1 counts: whitespace-separated words of the normalised answer, with every CJK character
+    a token of its own and CJK punctuation dropped (CMRC 2018's mixed segmentation, Cui et al. 2019).
+    ASCII text gets exactly the official SQuAD tokens.
+
+    Example:
+    >>> answer_tokens("北京大学 in 2019。")
+    ['北', '京', '大', '学', 'in', '2019']
+    """
+    tokens: list[str] = []
+    for word in normalize_answer(text).split():
+        if word.isascii():
+            tokens.append(word)
+            continue
+        piece = ""
+        for ch in word:
+            if _is_cjk(ch) or _is_cjk_punctuation(ch):
+                if piece:
+                    tokens.append(piece)
+                piece = ""
+                if _is_cjk(ch):
+                    tokens.append(ch)
+            else:
+                piece += ch
+        if piece:
+            tokens.append(piece)
+    return tokens
+
+
 def _token_f1(prediction: str, gold: str) -> float:
-    prediction_tokens = normalize_answer(prediction).split()
-    gold_tokens = normalize_answer(gold).split()
+    prediction_tokens = answer_tokens(prediction)
+    gold_tokens = answer_tokens(gold)
     if not prediction_tokens or not gold_tokens:
         # No-answer on either side: 1 only if both are empty.
         return float(prediction_tokens == gold_tokens)

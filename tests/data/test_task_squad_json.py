@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kbert.tasks.readers import read_squad, squad_examples
+from kbert.tasks.readers import AnswerOffsetWarning, read_squad, squad_examples
 
 
 def squad(*articles, version="1.1"):
@@ -63,10 +63,13 @@ def test_wrong_answer_start_names_the_question(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.json: question 'q-bad': answer 'old' is not at answer_start 7"):
-        read_squad(path)
+        read_squad(path, strict_answers=True)
     assert read_squad(path, validate_answers=False)[0]["answers"] == [{"text": "old", "answer_start": 7}]
     with pytest.raises(ValueError, match="runs outside the context"):
-        squad_examples(squad(article("Rome", "Rome is old.", qa("q", "Age?", ("old", 50)))))
+        squad_examples(squad(article("Rome", "Rome is old.", qa("q", "Age?", ("old", 50)))), strict_answers=True)
+    # By default the answer is skipped with a warning, and its question, left without answers, too.
+    with pytest.warns(AnswerOffsetWarning, match=r"bad\.json: skipped 1 of 1 answers .* \('q-bad'\)"):
+        assert read_squad(path) == []
 
 
 def test_structural_errors(tmp_path):

@@ -67,3 +67,14 @@ def test_squad_evaluate_v2_breakdown():
     assert (result["has_answer_total"], result["no_answer_total"]) == (2, 2)
     with pytest.raises(ValueError, match="no examples"):
         squad_evaluate([], {})
+
+
+def test_chinese_answers_score_by_character():
+    # CMRC 2018 counts each Chinese character as a token and ignores Chinese punctuation.
+    # "北京大学" vs gold "北京": 2 common of 4 predicted and 2 gold -> P 0.5, R 1, F1 2/3.
+    assert token_f1("北京大学", ["北京"]) == pytest.approx(2 / 3)
+    assert token_f1("北京。", ["北京"]) == 1.0
+    assert token_f1("上海", ["北京"]) == 0.0
+    # Mixed text: Latin words stay whole; ASCII-only answers keep the official SQuAD tokens.
+    assert token_f1("2019年", ["2019"]) == pytest.approx(2 / 3)
+    assert token_f1("the Denver Broncos", ["Broncos"]) == pytest.approx(2 / 3)

@@ -36,7 +36,7 @@ def _is_tag(text: str) -> bool:
 
 def detect_tag_format(path: str | os.PathLike) -> str:
     """"spaces" for a .tsv whose first rows have two tab-separated columns with equally many
-    space-separated items, "conll" otherwise.
+    space-separated items (more than one in some row), "conll" otherwise.
 
     Example:
     >>> import tempfile, pathlib
@@ -48,7 +48,7 @@ def detect_tag_format(path: str | os.PathLike) -> str:
     path = os.fspath(path)
     if os.path.splitext(path)[1].lower() != ".tsv":
         return "conll"
-    rows = 0
+    rows = longest = 0
     with open(path, encoding="utf-8-sig") as handle:
         for line in handle:
             if not line.strip():
@@ -56,10 +56,12 @@ def detect_tag_format(path: str | os.PathLike) -> str:
             columns = line.rstrip("\r\n").split("\t")
             if len(columns) != 2 or len(_items(columns[0])) != len(_items(columns[1])):
                 return "conll"
+            longest = max(longest, len(_items(columns[0])))
             rows += 1
             if rows == _SNIFF_ROWS:
                 break
-    return "spaces" if rows else "conll"
+    # Rows of one item each are a token per line (`token<TAB>tag`): CoNLL columns.
+    return "spaces" if longest > 1 else "conll"
 
 
 def read_space_separated_tags(path: str | os.PathLike) -> list[Example]:
