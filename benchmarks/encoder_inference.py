@@ -20,7 +20,7 @@ import kbert  # sets TF_ENABLE_ONEDNN_OPTS=1 before TensorFlow loads
 import numpy as np
 import tensorflow as tf
 
-from benchmarks.report import command_line, write_section
+from benchmarks.report import command_line, publish
 
 
 def encoder_flops(config: kbert.BertConfig, batch: int, seq: int) -> float:
@@ -125,10 +125,7 @@ def main() -> None:
         f"Best kbert vs PyTorch: {kbert_best / rate['HF PyTorch (inference_mode)']:.2f}x; "
         f"vs keras-hub: {kbert_best / rate['keras-hub BertBackbone (tf.function)']:.2f}x.",
     ]
-    report = "\n".join(lines)
-    print(report)
-    if not args.no_write:
-        write_section("encoder_inference", report)
+    publish("encoder_inference", "\n".join(lines), write=not args.no_write)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -32,22 +31,12 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from benchmarks.report import command_line, write_section  # noqa: E402
+from benchmarks.report import command_line, cpu_name, publish  # noqa: E402
 from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec  # noqa: E402
 from kbert.training.optimizers import create_optimizer  # noqa: E402
 
 VOCAB, CLS, SEP, MASK = 30522, 101, 102, 103
 HF = "HF PyTorch BertForPreTraining"
-
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def make_batches(count: int, batch: int, seq: int, preds: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
@@ -255,10 +244,7 @@ def main() -> None:
             f"{median[kbert_best] / median[hub_best]:.2f}x keras-hub's best, {hub_best} (goal >= 1.0x).  ")
     lines.append("Measured before kbert existed (issue text, same machine type): HF PyTorch 8.3 seq/s; keras-hub "
                  "16.6, 18.7 with XLA, 25.4 with TF_ENABLE_ONEDNN_OPTS=1.")
-    report = "\n".join(lines)
-    print(report)
-    if not args.no_write:
-        write_section("pretraining_training", report)
+    publish("pretraining_training", "\n".join(lines), write=not args.no_write)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import platform
 import random
 import statistics
 import sys
@@ -30,7 +29,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import tensorflow as tf  # noqa: E402
 
-from benchmarks.report import command_line, write_section  # noqa: E402
+from benchmarks.report import command_line, cpu_name, write_section  # noqa: E402
 from kbert.cli.main import main as kbert_main  # noqa: E402
 from kbert.pretraining_data.dynamic_masking import DynamicMasker  # noqa: E402
 from kbert.pretraining_data.text_dataset import text_pretraining_dataset  # noqa: E402
@@ -59,16 +58,6 @@ def corpus_file(workdir: pathlib.Path, max_mb: float) -> tuple[pathlib.Path, str
         lines.append("")
     out.write_text("\n".join(lines), encoding="utf-8")
     return out, f"generated English text, {max_mb} MB"
-
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def throughput(dataset: tf.data.Dataset, batches: int) -> float:

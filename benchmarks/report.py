@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import platform
 import re
 import sys
 
@@ -26,3 +27,21 @@ def command_line() -> str:
     if script.suffix == ".py" and script.parent.name == "benchmarks":
         return " ".join(["python -m", f"benchmarks.{script.stem}", *sys.argv[1:]])
     return "python " + " ".join(sys.argv)
+
+
+def cpu_name() -> str:
+    """The processor's model name (from /proc/cpuinfo where there is one)."""
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def publish(name: str, report: str, write: bool = True) -> None:
+    """Prints a benchmark's report and, unless `write` is False, stores it as section `name`."""
+    print(report)
+    if write:
+        write_section(name, report)

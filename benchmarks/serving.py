@@ -30,7 +30,7 @@ import tensorflow as tf  # noqa: E402
 
 import kbert  # noqa: E402
 from benchmarks.report import command_line, write_section  # noqa: E402
-from kbert.export import ExportSource, export, load_source  # noqa: E402
+from kbert.export import export, load_source  # noqa: E402
 from kbert.export import tflite as tflite_lib  # noqa: E402
 
 SST2 = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"

@@ -11,7 +11,6 @@ The flags are the fields of `kbert.pretraining_data.CreatePretrainingDataConfig`
 from __future__ import annotations
 
 import argparse
-import sys
 
 from kbert.constants import OBJECTIVES
 from kbert.pretraining_data.corpus import LAYOUTS
@@ -61,14 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Creates the pretraining data; returns 0, or 1 after printing what is wrong with the input."""
+    """Creates the pretraining data (errors in the input are printed by `kbert.cli.main`)."""
     fields = {f.name for f in CreatePretrainingDataConfig.__dataclass_fields__.values()}
     config = CreatePretrainingDataConfig(inputs=args.input, **{k: v for k, v in vars(args).items() if k in fields})
     try:
         metadata = create_pretraining_data(config)
-    except (FileNotFoundError, ValueError, KeyError) as error:
-        print(f"kbert create-pretraining-data: error: {error}", file=sys.stderr)
-        return 1
+    except KeyError as error:  # a vocabulary without a token the data needs
+        raise ValueError(f"{error.args[0] if error.args else error}") from error
     print(f"Wrote {metadata['num_instances']} {config.masking}-masked instances ({config.objective}, seq "
           f"{config.max_seq_length}) to {config.num_shards} shard(s) in {config.output} in "
           f"{metadata['seconds']:.1f} s.")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import typing
 
 from kbert.training.pretrain import PretrainConfig
@@ -62,18 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs the pretraining; returns 0, or 1 after printing what is wrong."""
+    """Runs the pretraining (errors in settings or data are printed by `kbert.cli.main`)."""
     from kbert.training.pretrain import pretrain
 
     given = {k: v for k, v in vars(args).items() if k != "config" and v is not None}
     if "verbose" in given and str(given["verbose"]).isdigit():
         given["verbose"] = int(given["verbose"])
-    try:
-        config = PretrainConfig.from_file(args.config, **given) if args.config else PretrainConfig(**given)
-        summary = pretrain(config)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"kbert pretrain: error: {error}", file=sys.stderr)
-        return 1
+    config = PretrainConfig.from_file(args.config, **given) if args.config else PretrainConfig(**given)
+    summary = pretrain(config)
     heldout = {f"heldout_{k}": v for k, v in summary["heldout"].items()}
     print(json.dumps({"out": config.out, "steps": summary["steps"], **summary["final_metrics"], **heldout}, indent=2))
     return 0

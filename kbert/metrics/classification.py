@@ -156,14 +156,13 @@ def _average_ranks(values: np.ndarray) -> np.ndarray:
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman rank correlation (an STS-B metric): Pearson on tie-averaged ranks.
+    """Spearman rank correlation (an STS-B metric): `pearson` applied to tie-averaged ranks.
 
     Args:
-        x: sequence of floats.
-        y: sequence of floats, same length.
+        x, y: two sequences of floats of one length (predictions and gold scores, in either order).
 
     Returns:
-        float in [-1, 1]; nan when either side is constant.
+        The rank correlation, a float in [-1, 1] (nan if all of x or all of y are equal).
 
     Example:
     >>> spearman([1.0, 2.0, 3.0], [1.0, 10.0, 100.0])

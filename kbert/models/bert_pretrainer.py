@@ -9,13 +9,14 @@ import numpy as np
 from kbert.constants import OBJECTIVES
 from kbert.layers.activations import hidden_activation
 from kbert.models.bert_encoder import BertEncoder
+from kbert.models.encoder_config import EncoderConfigMixin
 from kbert.optim.defaults import create_optimizer
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask", "masked_positions")
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class BertPretrainer(keras.Model):
+class BertPretrainer(EncoderConfigMixin, keras.Model):
     """The encoder with BERT's two pretraining heads, trained by `fit` on masked-LM features.
 
     - Masked LM: at each masked position, dense + GELU + LayerNorm, then a decoder tied to the token
@@ -94,19 +95,8 @@ class BertPretrainer(keras.Model):
         # The training features also carry the labels; the network reads only its own inputs.
         return super().call({k: inputs[k] for k in INPUT_NAMES}, training=training)
 
-    def get_config(self):
-        return {
-            "encoder": keras.layers.serialize(self.encoder),
-            "objective": self.objective,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.layers.deserialize(config["encoder"])
-        return cls(**config)
+    def encoder_model_config(self):
+        return {"objective": self.objective}
 
     def compile(self, optimizer="auto", **kwargs):
         """Compiles with `kbert.optim.create_optimizer(1e-4)` by default: AdamW, weight decay 0.01 except on

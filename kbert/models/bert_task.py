@@ -7,10 +7,11 @@ from typing import Any
 import keras
 
 from kbert.models.bert_encoder import BertEncoder
+from kbert.models.encoder_config import EncoderConfigMixin
 from kbert.optim.defaults import create_optimizer
 
 
-class BertTask(keras.Model):
+class BertTask(EncoderConfigMixin, keras.Model):
     """Base of the task models: holds the encoder, its feature-based switch and the default optimizer.
 
     Subclasses build their head and call `_build_task(encoder, outputs_fn)`.
@@ -46,21 +47,8 @@ class BertTask(keras.Model):
     def task_config(self) -> dict[str, Any]:
         return {}
 
-    def get_config(self) -> dict[str, Any]:
-        return {
-            "encoder": keras.layers.serialize(self.encoder),
-            "dropout": self.dropout,
-            "feature_based": self.feature_based,
-            "name": self.name,
-            "trainable": self.trainable,
-            **self.task_config(),
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.layers.deserialize(config["encoder"])
-        return cls(**config)
+    def encoder_model_config(self) -> dict[str, Any]:
+        return {"dropout": self.dropout, "feature_based": self.feature_based, **self.task_config()}
 
     def get_compile_config(self):
         return None  # compile() defaults are rebuilt by calling compile() after loading

@@ -1,0 +1,32 @@
+"""Config round trip for models built around a `BertEncoder`: the encoder travels serialized in the config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+
+class EncoderConfigMixin:
+    """`get_config` / `from_config` for a `keras.Model` that holds `self.encoder`.
+
+    A subclass lists its own constructor arguments in `encoder_model_config()`; the encoder, the name and the
+    trainable flag are added here, and `from_config` rebuilds the encoder before calling the constructor.
+    """
+
+    def encoder_model_config(self) -> dict[str, Any]:
+        return {}
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "encoder": keras.layers.serialize(self.encoder),
+            **self.encoder_model_config(),
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.layers.deserialize(config["encoder"])
+        return cls(**config)
