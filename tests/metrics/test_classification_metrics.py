@@ -5,15 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from kbert.metrics import (
-    accuracy,
-    classification_metrics,
-    f1_score,
-    matthews_corrcoef,
-    pearson,
-    regression_metrics,
-    spearman,
-)
+from kbert.metrics import accuracy, classification_metrics, f1_score, matthews_corrcoef
+from kbert.metrics import pearson, regression_metrics, spearman
 
 
 def test_accuracy_hand_computed():
