@@ -12,7 +12,9 @@ One command, five stages, all in `OUT`:
    from random weights, `--seeds` each, on each downstream task.
 
 It writes `OUT/results.json` (`{"heldout_mlm_accuracy", "steps", "minutes", "downstream": {task: {"metric",
-"pretrained": [...], "random": [...]}}}`) and `OUT/BENCHMARKS_section.md`, and prints the section.
+"pretrained": [...], "random": [...], "training_loss_by_epoch": ...}}, "heldout_curve": [...]}`) and
+`OUT/BENCHMARKS_section.md`, and prints the section. `--resume` keeps what a stopped call finished (the
+pretraining run, each fine-tuning run with its metrics.json) and does the rest.
 
     python benchmarks/pretrain_quality.py --lang en --minutes 60 --out runs/quality_en
     python benchmarks/pretrain_quality.py --lang zh --minutes 10 --out runs/quality_zh_quick
@@ -112,6 +114,13 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
     from kbert.training.pretrain import PretrainConfig, pretrain
 
+    finished = work / "model" / "history.json"
+    if args.resume and finished.exists():
+        print(f"--resume: {work / 'model'} is a finished run; pretraining skipped", flush=True)
+        summary = json.loads(finished.read_text())
+        if "minutes" not in summary and (work / "results.json").exists():  # a run that predates the field
+            summary["minutes"] = json.loads((work / "results.json").read_text())["minutes"]
+        return summary
     spec = LANGUAGES[args.lang]
     vocab = work / "vocab.txt"
     if main(["vocab", "--input", *train_files, "--size", str(args.vocab_size), "--lowercase", "--quiet",
@@ -131,6 +140,8 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
     start = time.perf_counter()
     summary = pretrain(recipe)
     summary["minutes"] = (time.perf_counter() - start) / 60
+    history = work / "model" / "history.json"  # written by pretrain; the wall time joins it for --resume
+    history.write_text(json.dumps({**json.loads(history.read_text()), "minutes": summary["minutes"]}, indent=2) + "\n")
     return summary
 
 
@@ -149,6 +160,7 @@ def finetune_runs(args: argparse.Namespace, work: pathlib.Path) -> tuple[dict, l
     results, commands = {}, []
     for name, (command, train, validation, metric, flags) in tasks.items():
         scores: dict[str, list] = {"pretrained": [], "random": []}
+        losses: dict[str, list] = {"pretrained": [], "random": []}
         for init in ("pretrained", "random"):
             for seed in args.seeds:
                 out = work / "finetune" / name / f"{init}_{seed}"
@@ -161,19 +173,24 @@ def finetune_runs(args: argparse.Namespace, work: pathlib.Path) -> tuple[dict, l
                 if args.max_train_examples:
                     argv += ["--max-train-examples", str(args.max_train_examples)]
                 commands.append("kbert " + " ".join(argv))
-                try:
-                    code = main(argv)
-                except SystemExit as error:  # argparse: a flag this checkout's CLI does not have
-                    code = error.code
+                if args.resume and (out / "metrics.json").exists():
+                    code = 0
+                else:
+                    try:
+                        code = main(argv)
+                    except SystemExit as error:  # argparse: a flag this checkout's CLI does not have
+                        code = error.code
                 if code != 0:
                     results[name] = {"metric": metric, "error": f"kbert {' '.join(argv[:2])} exited with {code}"}
                     print(f"{name}: {results[name]['error']}", file=sys.stderr)
                     break
                 scores[init].append(json.loads((out / "metrics.json").read_text())[metric])
+                if (out / "history.json").exists():  # training loss per epoch (kbert finetune writes it)
+                    losses[init].append(json.loads((out / "history.json").read_text())["epochs"]["loss"])
             if name in results:
                 break
         if name not in results:
-            results[name] = {"metric": metric, **scores,
+            results[name] = {"metric": metric, **scores, "training_loss_by_epoch": losses,
                              "difference": statistics.mean(scores["pretrained"]) - statistics.mean(scores["random"])}
     return results, commands
 
@@ -192,7 +209,8 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
         lines.append(f"| {name} | {task['metric']} | {p:.4f} ({', '.join(f'{s:.4f}' for s in task['pretrained'])}) "
                      f"| {r:.4f} ({', '.join(f'{s:.4f}' for s in task['random'])}) | {p - r:+.4f} |")
     command = " ".join(["python benchmarks/pretrain_quality.py", *sys.argv[1:]])
-    return "\n".join(lines + ["", f"Command: `{command}` ({results['wall_minutes']:.1f} min in all)", ""])
+    wall = f"{results['wall_minutes']:.1f} min" + (" for the stages this call ran" if args.resume else " in all")
+    return "\n".join(lines + ["", f"Command: `{command}` ({wall})", ""])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--finetune-epochs", type=int, default=3)
     parser.add_argument("--finetune-learning-rate", type=float, default=3e-4)
     parser.add_argument("--max-train-examples", type=int, default=20000, help="0: all")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep a finished pretraining run and finished fine-tuning runs found in --out")
     args = parser.parse_args(argv)
     work = pathlib.Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
@@ -222,9 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     train_files, heldout = prepare_text(args, work)
     summary = pretrain_stage(args, work, train_files, heldout)
     downstream, commands = finetune_runs(args, work)
+    curve = [json.loads(p.read_text()) for p in sorted((work / "model" / "heldout").glob("step_*.json"))]
     results = {"heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"), "steps": summary["steps"],
                "minutes": summary["minutes"], "lang": args.lang, "downstream": downstream,
-               "heldout": summary["heldout"], "wall_minutes": (time.perf_counter() - start) / 60,
+               "heldout": summary["heldout"], "heldout_curve": curve,
+               "wall_minutes": (time.perf_counter() - start) / 60, "resumed": args.resume,
                "finetune_commands": commands}
     (work / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     section = markdown(results, args)

@@ -36,6 +36,7 @@ HELP = {
     "strategy": "auto, one_device, mirrored, multi_worker (TF_CONFIG) or tpu",
     "scale_learning_rate": "none, linear or sqrt: scale the learning rate with the replica count",
     "save_every_steps": "checkpoint (and crash-resume) interval in steps",
+    "keep_checkpoints": "newest step checkpoints kept in OUT/checkpoints; 0 keeps all",
 }
 
 

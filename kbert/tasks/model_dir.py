@@ -5,6 +5,7 @@
     DIR/tokenizer_config.json   casing ({"do_lower_case": ...})
     DIR/task.json               {"task", "labels", "sequence_length", "truncate", task settings ...}
     DIR/metrics.json            validation metrics (written by `kbert finetune`)
+    DIR/history.json            training loss and metrics per epoch (written by `kbert finetune`)
 
 `kbert.load_model(DIR)` restores all of it; `kbert export DIR` reads it. Below `kbert.training` and
 `kbert.export`, which both use it.

@@ -2,7 +2,8 @@
 
 `finetune(task, FinetuneConfig(...))` reads the data through the task (a file or `tfds:NAME[:SPLIT]`),
 builds the task's model on a pretrained (or random) encoder, trains it with `model.fit` on BERT's AdamW +
-linear warmup/decay schedule, writes a model directory (`kbert.save_model`) and `DIR/metrics.json`.
+linear warmup/decay schedule, writes a model directory (`kbert.save_model`), `DIR/metrics.json` and
+`DIR/history.json` (the loss per epoch).
 `evaluate_model` restores such a directory and scores it on any data source with the same code path, so
 both print the same metrics. Nothing here knows a task kind: the task (`kbert.tasks`) does.
 """
@@ -28,6 +29,7 @@ from kbert.training.optimizers import create_optimizer, set_mixed_precision
 from kbert.training.strategy import get_strategy
 
 METRICS_FILE = "metrics.json"
+HISTORY_FILE = "history.json"
 
 
 @dataclasses.dataclass
@@ -131,13 +133,16 @@ def finetune(task: Task | str, config: FinetuneConfig,
                                                      weight_decay=config.weight_decay))
             patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise
         began = time.perf_counter()
-        model.fit(train.dataset, epochs=config.epochs, verbose=config.verbose, callbacks=list(callbacks),
-                  shuffle=False)
+        history = model.fit(train.dataset, epochs=config.epochs, verbose=config.verbose, callbacks=list(callbacks),
+                            shuffle=False)
         train_seconds = time.perf_counter() - began
         out = pathlib.Path(config.out)
         settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
         save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
                    truncate=preprocessor.truncate, **settings)
+        (out / HISTORY_FILE).write_text(json.dumps(
+            {"steps_per_epoch": steps // config.epochs,
+             "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n", encoding="utf-8")
         metrics: dict[str, Any] = {}
         if validation_examples is not None:
             metrics = task.evaluate(model, validation_examples, preprocessor,

@@ -68,6 +68,7 @@ class PretrainConfig:
     strategy: str = "auto"
     scale_learning_rate: str = "none"
     save_every_steps: int = 1000
+    keep_checkpoints: int = 3  # newest step checkpoints kept; 0 keeps all (curves over a run's life)
     tensorboard: bool = True
     seed: int | None = 12345
     verbose: int | str = "auto"
@@ -113,6 +114,8 @@ class PretrainConfig:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.steps < 1 or self.batch_size < 1:
             raise ValueError("steps and batch_size must be >= 1")
+        if self.keep_checkpoints < 0:
+            raise ValueError(f"keep_checkpoints must be >= 0 (0 keeps all), got {self.keep_checkpoints}")
         if self.heldout_text and self.heldout_data:
             raise ValueError("give heldout_text or heldout_data, not both")
 
@@ -201,7 +204,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
 
     Writes to `config.out`: the encoder and its heads in kbert's layout (`kbert.load_pretrained(out)`
     reads the encoder, `kbert.convert.checkpoints.load_pretrainer(out)` both), `vocab.txt`, `checkpoints/`
-    (every `save_every_steps`), `backup/` (crash-resume state, removed when the run completes),
+    (every `save_every_steps`, the newest `keep_checkpoints`), `backup/` (crash-resume state, removed when the run completes),
     `logs/` (TensorBoard), `heldout/step_NNNNNN.json` (held-out metrics at each checkpoint, when a
     held-out set is given) and `history.json`.
     """
@@ -262,7 +265,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     if start:
         print(f"Resuming {out} from step {start}")
         dataset = dataset.skip(start * config.gradient_accumulation_steps)
-    callbacks = training_callbacks(out, save_every, total_steps=config.steps, tensorboard=config.tensorboard)
+    callbacks = training_callbacks(out, save_every, total_steps=config.steps, tensorboard=config.tensorboard,
+                                   max_to_keep=config.keep_checkpoints or None)
     if heldout is not None and is_chief():
         callbacks.append(HeldoutLogger(out / "heldout", out / "logs" / "heldout" if config.tensorboard else None))
     if config.max_minutes is not None:

@@ -59,7 +59,8 @@ def test_pretrain_from_tfrecords_learns_and_loads(corpus, capsys):
     out = corpus / "run"
     assert main(["pretrain", "--train-data", str(data), "--config", str(corpus / "model.json"),
                  "--objective", "nsp", "--steps", "400", "--batch-size", "32", "--learning-rate", "5e-3",
-                 "--warmup-steps", "30", "--save-every-steps", "100", "--out", str(out), "--verbose", "0"]) == 0
+                 "--warmup-steps", "30", "--save-every-steps", "100", "--keep-checkpoints", "0", "--out", str(out),
+                 "--verbose", "0"]) == 0
     history = json.loads((out / "history.json").read_text())
     assert history["steps"] == 400
     final = history["final_metrics"]
@@ -69,7 +70,9 @@ def test_pretrain_from_tfrecords_learns_and_loads(corpus, capsys):
     assert final["sentence_accuracy"] > 0.6, final  # chance is 0.5
     encoder = kbert.load_pretrained(out)
     assert encoder.bert_config.hidden_size == 32
-    assert sorted(p.name for p in (out / "checkpoints").iterdir())[-1] == "ckpt-400.weights.h5"
+    # --keep-checkpoints 0 keeps every checkpoint (the default keeps the newest 3).
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == [
+        f"ckpt-{step}.weights.h5" for step in (100, 200, 300, 400)]
     # The output is also a valid --init: a second phase continues from it (here SOP-free, MLM only).
     out2 = corpus / "phase2"
     assert main(["pretrain", "--train-data", str(data), "--init", str(out), "--objective", "none",

@@ -43,3 +43,41 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
     assert list((out / "model" / "heldout").glob("step_*.json"))
     section = (out / "BENCHMARKS_section.md").read_text()
     assert "Held-out masked-LM accuracy" in section and "| task | accuracy |" in section
+    assert [c["step"] for c in results["heldout_curve"]] == sorted(c["step"] for c in results["heldout_curve"])
+    assert all(len(losses) == 1 for losses in task["training_loss_by_epoch"]["random"])  # 1 epoch, 1 seed
+
+    # --resume keeps the finished pretraining and fine-tuning runs and rebuilds the same results.
+    (out / "model" / "checkpoints").rename(out / "checkpoints_moved")  # a retrained model would rewrite these
+    assert main(["--lang", "en", "--out", str(out), "--corpus", str(tmp_path / "corpus*.txt"), "--resume",
+                 "--downstream", str(tmp_path / "task" / "train.tsv"), str(tmp_path / "task" / "dev.tsv"),
+                 "--text-column", "sentence", "--label-column", "label", "--seeds", "0"]) == 0
+    again = json.loads((out / "results.json").read_text())
+    assert not (out / "model" / "checkpoints").exists()
+    assert again["downstream"] == results["downstream"] and again["steps"] == results["steps"]
+    assert again["minutes"] == pytest.approx(results["minutes"]) and again["resumed"]
+
+    # The analyses behind notebook 05 read the same run. Embryology scores every checkpoint with its own
+    # loop; its overall accuracy must equal what `kbert pretrain` logged for the same step.
+    from benchmarks import embryology, heldout_domains, sentence_objectives
+
+    (tmp_path / "tags.txt").write_text("-DOCSTART- -X- -X- O\n\nthe DT B-NP O\ncat NN I-NP O\neats VBZ B-VP O\n"
+                                       ". . O O\n", encoding="utf-8")
+    assert embryology.main(["--run", str(out), "--checkpoints", str(out / "checkpoints_moved" / "ckpt-*.weights.h5"),
+                            "--classes", str(tmp_path / "tags.txt"), "--out", str(tmp_path / "embryology.json")]) == 0
+    grown = json.loads((tmp_path / "embryology.json").read_text())
+    logged = {c["step"]: c["mlm_accuracy"] for c in results["heldout_curve"]}
+    common = [(step, acc) for step, acc in zip(grown["steps"], grown["overall_accuracy"]) if step in logged]
+    assert common and all(acc == pytest.approx(logged[step], abs=1e-6) for step, acc in common)
+    assert {cell["class"] for cell in grown["cells"].values()} <= {"determiner", "noun", "verb", "punctuation"}
+
+    assert heldout_domains.main(["--run", str(out), "--text", f"other={tmp_path / 'corpus1.txt'}",
+                                 "--out", str(tmp_path / "domains.json")]) == 0
+    domains = json.loads((tmp_path / "domains.json").read_text())
+    assert domains["accuracy"]["corpus_heldout"] == pytest.approx(results["heldout_mlm_accuracy"], abs=1e-6)
+    assert 0.0 <= domains["accuracy"]["other"] <= 1.0
+
+    assert sentence_objectives.main(["--run", str(out), "--steps", "4", "--evaluations", "2", "--batch-size", "8",
+                                     "--max-seq-length", "32", "--out", str(tmp_path / "nsp_sop.json")]) == 0
+    curves = json.loads((tmp_path / "nsp_sop.json").read_text())
+    assert [curves[o]["steps"] for o in ("nsp", "sop")] == [[2, 4], [2, 4]]
+    assert all(0.0 <= a <= 1.0 for o in ("nsp", "sop") for a in curves[o]["sentence_accuracy"])

@@ -4,7 +4,7 @@ Same texts, same output (`[CLS] ... [SEP]`, truncated and padded to --sequence-l
 interleaved; also checks that every text gets identical ids. Texts: SST-2 train (dev when train is absent)
 and SQuAD v1.1 dev contexts from ../shared/data, generated sentences otherwise.
 
-    python -m benchmarks.tokenize [--batch-size 1024] [--rounds 3] [--limit 20000]
+    python -m benchmarks.tokenizer_speed [--batch-size 1024] [--rounds 3] [--limit 20000]
 """
 
 from __future__ import annotations
