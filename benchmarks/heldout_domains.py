@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     import glob
 
     import kbert
-    from benchmarks.masked_lm_eval import accuracy, accuracy_by_input, heldout_batches
+    from benchmarks.masked_lm_eval import accuracy_by_input, heldout_batches
     from kbert.pretraining_data.tfrecords import read_pretraining_metadata
 
     run = pathlib.Path(args.run)
@@ -104,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     results = {"language": language, "run": str(run), "accuracy": {}, "instances": {}, "by_input": {}}
     for name, pattern in texts.items():
         batches = heldout_batches(run, sorted(glob.glob(pattern)), args.max_instances)
-        results["accuracy"][name] = accuracy(model, batches)
-        results["instances"][name] = sum(len(b["token_ids"]) for b in batches)
         results["by_input"][name] = split = accuracy_by_input(model, batches, mask_id)
+        results["accuracy"][name] = split["overall"]
+        results["instances"][name] = sum(len(b["token_ids"]) for b in batches)
         print(f"{name}: masked-LM accuracy {results['accuracy'][name]:.3f} ({results['instances'][name]} "
               f"instances); at [MASK] {split['accuracy']['[MASK]']:.3f} with "
               f"{split['distinct_guesses_at_mask']} distinct guesses, kept {split['accuracy']['kept']:.3f}, "

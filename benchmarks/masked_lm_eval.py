@@ -35,15 +35,10 @@ def masked_lm_hits(model, features: dict):
     return (np.argmax(logits, axis=-1) == features["masked_ids"]) * (features["masked_weights"] > 0)
 
 
-def accuracy(model, batches: list) -> float:
-    """Masked-LM accuracy over the batches (the `mlm_accuracy` that `kbert pretrain` reports)."""
-    right = sum(int(masked_lm_hits(model, f).sum()) for f in batches)
-    return right / max(sum(float(f["masked_weights"].sum()) for f in batches), 1.0)
-
-
 def accuracy_by_input(model, batches: list, mask_id: int) -> dict:
-    """Accuracy split by what the input showed at the target (BERT's 80/10/10): "[MASK]", the original
-    token ("kept") or a "random" one, with counts, and how many distinct tokens are guessed at [MASK].
+    """Masked-LM accuracy (`overall`, the `mlm_accuracy` that `kbert pretrain` reports), split by what the
+    input showed at the target (BERT's 80/10/10): "[MASK]", the original token ("kept") or a "random"
+    one, with counts, and how many distinct tokens are guessed at [MASK].
 
     A model that only copies its input and guesses frequent tokens scores about 0.1 + 0.8 x (unigram
     rate) overall; its [MASK] accuracy and the number of distinct guesses tell it apart from one that
@@ -65,5 +60,6 @@ def accuracy_by_input(model, batches: list, mask_id: int) -> dict:
             right[kind] += int((guess[where] == features["masked_ids"][where]).sum())
             total[kind] += int(where.sum())
         guessed.update(guess[kinds["[MASK]"] & scored].tolist())
-    return {"accuracy": {k: right[k] / max(total[k], 1) for k in right}, "targets": total,
+    return {"overall": sum(right.values()) / max(sum(total.values()), 1),
+            "accuracy": {k: right[k] / max(total[k], 1) for k in right}, "targets": total,
             "distinct_guesses_at_mask": len(guessed)}
