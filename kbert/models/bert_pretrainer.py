@@ -10,7 +10,7 @@ from kbert.constants import OBJECTIVES
 from kbert.layers.activations import hidden_activation
 from kbert.models.bert_encoder import BertEncoder
 from kbert.models.encoder_config import EncoderConfigMixin
-from kbert.optim.defaults import create_optimizer
+from kbert.optim.defaults import build_optimizer_slots, create_optimizer
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask", "masked_positions")
 
@@ -107,6 +107,7 @@ class BertPretrainer(EncoderConfigMixin, keras.Model):
         if optimizer == "auto":
             optimizer = create_optimizer(1e-4)
         super().compile(optimizer=optimizer, **kwargs)
+        build_optimizer_slots(self)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         # Labels travel in the feature dict `x`; `y`, if given, is ignored.

@@ -8,7 +8,7 @@ import keras
 
 from kbert.models.bert_encoder import BertEncoder
 from kbert.models.encoder_config import EncoderConfigMixin
-from kbert.optim.defaults import create_optimizer
+from kbert.optim.defaults import build_optimizer_slots, create_optimizer
 
 
 class BertTask(EncoderConfigMixin, keras.Model):
@@ -43,6 +43,12 @@ class BertTask(EncoderConfigMixin, keras.Model):
         """`kbert.optim.create_optimizer`'s AdamW at a constant rate: PyTorch's update rule, weight decay
         0.01 except on LayerNorm and biases, epsilon 1e-6, gradients clipped at global norm 1."""
         return create_optimizer(1e-3 if self.feature_based else self.default_learning_rate)
+
+    def compile(self, *args, **kwargs):
+        """Keras `compile`, then the optimizer's variables made at once (`build_optimizer_slots`), so the
+        first `fit` traces its step once. Subclasses fill in the task's defaults."""
+        super().compile(*args, **kwargs)
+        build_optimizer_slots(self)
 
     def task_config(self) -> dict[str, Any]:
         return {}

@@ -103,3 +103,16 @@ def create_optimizer(
     if keras.config.dtype_policy().name == "mixed_float16":
         opt = keras.optimizers.LossScaleOptimizer(opt)
     return opt
+
+
+def build_optimizer_slots(model: keras.Model) -> None:
+    """Creates the compiled optimizer's variables (Adam moments, ...) for the model's trainable weights now.
+
+    Keras otherwise creates them inside the first traced train step, and a tf.function that creates
+    variables while tracing is traced a second time: about 6 s more before the first step of
+    all-MiniLM-L6-v2 on this project's 2-core machine. Does nothing for an unbuilt model or optimizer
+    that is already built.
+    """
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and not optimizer.built and model.built:
+        optimizer.build(model.trainable_variables)
