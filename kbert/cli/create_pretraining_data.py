@@ -47,8 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--masking", choices=MASKINGS, default=defaults.masking,
                         help="static: masks written into the records; dynamic: unmasked records, masked "
                              "afresh every epoch when read.")
-    parser.add_argument("--num-shards", type=int, default=defaults.num_shards)
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--num-shards", type=int, default=defaults.num_shards,
+                        help="Output shards. Records are shuffled over the whole corpus, then spread over them.")
+    parser.add_argument("--seed", type=int, default=defaults.seed,
+                        help="Seed of instances, static masks and the order of the records.")
     parser.add_argument("--document-buffer", type=int, default=defaults.document_buffer,
                         help="Documents held at once (shuffle window and pool of random next sentences).")
     parser.add_argument("--tfds-split", default=defaults.tfds_split)

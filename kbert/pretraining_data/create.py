@@ -50,7 +50,7 @@ class CreatePretrainingDataConfig:
         layout: str. "sentences", "documents" or "paragraphs" (see `TextCorpus`).
         masking: str. "static": masks in the records; "dynamic": masked afresh each epoch when read.
         num_shards: int. Output shards.
-        seed: int. Seed of instances (and of static masks, with seed + 1).
+        seed: int. Seed of instances (static masks: seed + 1; the order of the written records: seed + 2).
         document_buffer: int. Documents held at once (shuffle window and random-next pool).
         tfds_split: str. Split of a tfds input.
         tfds_text_key: str. Text feature of a tfds input.
@@ -175,5 +175,6 @@ def create_pretraining_data(config: CreatePretrainingDataConfig) -> dict:
     start = time.perf_counter()
     records = pretraining_records(config, tokenizer)
     metadata = write_pretraining_tfrecords(records, config.output, vocab_file=config.vocab,
-                                           settings=config.settings(len(vocabulary)), num_shards=config.num_shards)
+                                           settings=config.settings(len(vocabulary)), num_shards=config.num_shards,
+                                           seed=config.seed + 2)
     return {**metadata, "seconds": time.perf_counter() - start}

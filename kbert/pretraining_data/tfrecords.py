@@ -13,7 +13,9 @@ import contextlib
 import json
 import os
 import pathlib
+import random
 import shutil
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -70,8 +72,16 @@ def write_pretraining_tfrecords(
     vocab_file: str | os.PathLike,
     settings: dict,
     num_shards: int = 1,
+    seed: int | None = 0,
 ) -> dict:
-    """Writes feature dicts round-robin into `num_shards` TFRecord shards, plus vocab and metadata.
+    """Writes feature dicts into `num_shards` TFRecord shards in a random order, plus vocab and metadata.
+
+    Records arrive in corpus order: a book made one document gives thousands of instances in a row, and a
+    reader's shuffle buffer cannot mix records that far apart, so training would see one source for
+    hundreds of steps. Google's script shuffles all instances in memory; here the same global shuffle
+    runs in two passes with bounded memory: each record goes to one of `max(64, num_shards)` temporary
+    buckets at random, then each bucket (a random sample of the whole corpus) is read back, shuffled and
+    appended to shard `bucket % num_shards`. Memory holds one bucket, not the corpus.
 
     Args:
         records: an iterable of feature dicts (`static_features` or `instance_arrays`).
@@ -80,25 +90,44 @@ def write_pretraining_tfrecords(
         settings: dict. Must hold "masking" ("static" or "dynamic"), "max_seq_length",
             "max_predictions_per_seq"; everything in it is recorded.
         num_shards: int. Number of shards.
+        seed: int | None. Seed of the shuffle (None: a fresh one).
 
     Returns:
-        The metadata written to `pretraining_data.json`.
+        The metadata written to `pretraining_data.json` (written last: a directory without it is unfinished).
     """
     for key in ("masking", "max_seq_length", "max_predictions_per_seq"):
         if key not in settings:
             raise ValueError(f"settings needs {key!r}.")
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / METADATA_FILE).unlink(missing_ok=True)  # an older run's, which would vouch for new shards
     names = [f"part-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
     counts = [0] * num_shards
-    writers = [tf.io.TFRecordWriter(str(output_dir / name)) for name in names]
+    rng = random.Random(seed)
+    bucket_dir = output_dir / ".shuffle-buckets"
+    shutil.rmtree(bucket_dir, ignore_errors=True)
+    bucket_dir.mkdir()
     try:
-        for index, features in enumerate(records):
-            writers[index % num_shards].write(_example(features))
-            counts[index % num_shards] += 1
+        buckets = [open(bucket_dir / f"{b:05d}", "wb") for b in range(max(_SHUFFLE_BUCKETS, num_shards))]
+        try:
+            for features in records:
+                _write_framed(buckets[rng.randrange(len(buckets))], _example(features))
+        finally:
+            for bucket in buckets:
+                bucket.close()
+        writers = [tf.io.TFRecordWriter(str(output_dir / name)) for name in names]
+        try:
+            for index, bucket in enumerate(buckets):
+                serialized = _read_framed(bucket.name)
+                rng.shuffle(serialized)
+                for example in serialized:
+                    writers[index % num_shards].write(example)
+                counts[index % num_shards] += len(serialized)
+        finally:
+            for writer in writers:
+                writer.close()
     finally:
-        for writer in writers:
-            writer.close()
+        shutil.rmtree(bucket_dir, ignore_errors=True)
     if pathlib.Path(vocab_file).resolve() != (output_dir / VOCAB_FILE).resolve():
         shutil.copyfile(vocab_file, output_dir / VOCAB_FILE)
     metadata = {
@@ -114,6 +143,24 @@ def write_pretraining_tfrecords(
     }
     (output_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
     return metadata
+
+
+_SHUFFLE_BUCKETS = 64
+
+
+def _write_framed(file, data: bytes) -> None:
+    """Appends one length-prefixed record to a temporary bucket file."""
+    file.write(struct.pack("<Q", len(data)) + data)
+
+
+def _read_framed(path: str | os.PathLike) -> list[bytes]:
+    """The records of a bucket file written by `_write_framed`."""
+    data, out, offset = pathlib.Path(path).read_bytes(), [], 0
+    while offset < len(data):
+        (size,) = struct.unpack_from("<Q", data, offset)
+        out.append(data[offset + 8: offset + 8 + size])
+        offset += 8 + size
+    return out
 
 
 def read_pretraining_metadata(directory: str | os.PathLike) -> dict:

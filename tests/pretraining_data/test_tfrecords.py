@@ -1,4 +1,4 @@
-"""Sharded TFRecords: exact round trip, recorded metadata, dynamic records, and corrupt files named."""
+"""Sharded TFRecords: exact round trip, metadata, a global shuffle, dynamic records, corrupt files named."""
 
 import json
 
@@ -30,7 +30,10 @@ def write(tmp_path, tiny_vocab_file, n=10, shards=3):
 
 def test_round_trip_exact_and_metadata(tmp_path, tiny_vocab_file):
     metadata = write(tmp_path, tiny_vocab_file)
-    assert [s["records"] for s in metadata["shards"]] == [4, 3, 3] and metadata["num_instances"] == 10
+    assert metadata["num_instances"] == sum(s["records"] for s in metadata["shards"]) == 10
+    assert [s["records"] for s in metadata["shards"]] == [
+        sum(1 for _ in tf.data.TFRecordDataset(str(f))) for f in tfrecord_files(tmp_path / "out")]
+    assert not (tmp_path / "out" / ".shuffle-buckets").exists()
     assert (tmp_path / "out" / "vocab.txt").read_text() == tiny_vocab_file.read_text()
     assert read_pretraining_metadata(tmp_path / "out")["objective"] == "nsp"
     assert json.loads((tmp_path / "out" / "pretraining_data.json").read_text())["vocab_file"] == "vocab.txt"
@@ -42,6 +45,36 @@ def test_round_trip_exact_and_metadata(tmp_path, tiny_vocab_file):
         for key, value in expected.items():
             np.testing.assert_array_equal(got[key][row], value)
     assert got["padding_mask"].dtype == bool and got["masked_weights"].dtype == np.float32
+
+
+def test_records_are_shuffled_over_the_whole_corpus(tmp_path, tiny_vocab_file):
+    # 600 records in corpus order: two "books" of 300. A reader's shuffle buffer cannot mix records this far
+    # apart, so the writer must: every shard's first 50 records hold both books, in no sorted order.
+    write(tmp_path, tiny_vocab_file, n=600, shards=2)
+    shards = [[int(tf.train.Example.FromString(r.numpy()).features.feature["masked_ids"].int64_list.value[0]) - 100
+               for r in tf.data.TFRecordDataset(str(f))] for f in tfrecord_files(tmp_path / "out")]
+    assert sorted(shards[0] + shards[1]) == list(range(600))
+    for shard in shards:
+        head = shard[:50]
+        assert min(head) < 300 <= max(head) and head != sorted(head)
+    write(tmp_path / "again", tiny_vocab_file, n=600, shards=2)  # the same seed gives the same order
+    assert [open(f, "rb").read() for f in tfrecord_files(tmp_path / "out")] == [
+        open(f, "rb").read() for f in tfrecord_files(tmp_path / "again" / "out")]
+
+
+def test_failed_write_leaves_no_metadata_and_no_buckets(tmp_path, tiny_vocab_file):
+    write(tmp_path, tiny_vocab_file)
+
+    def broken():
+        yield record(0)
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_pretraining_tfrecords(broken(), tmp_path / "out", vocab_file=tiny_vocab_file, settings=SETTINGS)
+    assert not (tmp_path / "out" / "pretraining_data.json").exists()  # the old run's must not vouch for it
+    assert not (tmp_path / "out" / ".shuffle-buckets").exists()
+    with pytest.raises(FileNotFoundError, match="no pretraining_data.json"):
+        load_pretraining_dataset(tmp_path / "out", 2)
 
 
 def test_dynamic_records_are_masked_afresh_each_epoch(tmp_path, tiny_vocab_file):
