@@ -6,8 +6,9 @@ One command, five stages, all in `OUT`:
    each English source, every 20th Chinese document), or `--corpus` files and `--heldout-text FILE`;
 2. `kbert vocab` (8,000 tokens, uncased);
 3. `kbert.pretraining_data.create_pretraining_data` (dynamic masks, the recipe's layout and dupe factor);
-4. `kbert.training.pretrain` with `recipes/pretrain_<lang>_tiny.yaml` for `--minutes` (the step budget is
-   sized to the time at `--seconds-per-step`, and a time limit stops it), scored on the held-out text;
+4. `kbert.training.pretrain` with the language's recipe for `--minutes` in all (English: two phases,
+   `recipes/pretrain_en_tiny_seq32.yaml` then `pretrain_en_tiny.yaml` from its weights; Chinese:
+   `pretrain_zh_tiny.yaml`), each phase scaled to its share of the time and scored on the held-out text;
 5. `kbert finetune classify|tag` through the CLI for the pretrained model and for the same architecture
    from random weights, `--seeds` each, on each downstream task.
 
@@ -41,9 +42,11 @@ CORPORA = DATA / "corpora"
 
 LANGUAGES = {
     "en": {"corpus": [f"{CORPORA}/en_gutenberg_nltk/*.txt", f"{CORPORA}/wikitext2_raw/wiki.test.raw"],
-           "extra": (DATA / "sst2" / "train.tsv", 0, 50), "layout": "paragraphs", "dupe_factor": 5},
+           "extra": (DATA / "sst2" / "train.tsv", 0, 50), "layout": "paragraphs", "dupe_factor": 5,
+           "recipes": ["pretrain_en_tiny_seq32.yaml", "pretrain_en_tiny.yaml"]},
     "zh": {"corpus": [f"{CORPORA}/zh_corpus/CLUECorpusSmall_bert_sampled.txt"],
-           "extra": (DATA / "zh_book_review" / "train.tsv", 1, 20), "layout": "sentences", "dupe_factor": 10},
+           "extra": (DATA / "zh_book_review" / "train.tsv", 1, 20), "layout": "sentences", "dupe_factor": 10,
+           "recipes": ["pretrain_zh_tiny.yaml"]},
 }
 # name: (command, train, validation, metric key in metrics.json, extra flags)
 DOWNSTREAM = {
@@ -108,41 +111,72 @@ def prepare_text(args: argparse.Namespace, work: pathlib.Path) -> tuple[list[str
     return sorted(str(p) for p in (work / "train").glob("*.txt")), args.heldout_text or str(work / "heldout" / "*.txt")
 
 
+def phase_budgets(recipes: list, minutes: float, seconds_per_step: float) -> list[tuple[float, int]]:
+    """(minutes, steps) for each phase of a recipe within `minutes` in all.
+
+    The phases share the time in proportion to their `max_minutes` guards (equally where a recipe has
+    none). A recipe with a guard is sized for it, so its steps scale by the share it gets (its learning
+    rate still decays to 0 at its last step); one without takes `seconds_per_step` to size its steps.
+    """
+    guards = [r.max_minutes or minutes / len(recipes) for r in recipes]
+    budgets = []
+    for recipe, guard in zip(recipes, guards):
+        share = minutes * guard / sum(guards)
+        steps = recipe.steps * share / recipe.max_minutes if recipe.max_minutes else share * 60 / seconds_per_step
+        budgets.append((share, max(10, int(steps))))
+    return budgets
+
+
 def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: list[str], heldout: str) -> dict:
-    """Vocabulary, data and pretraining; returns the pretraining summary."""
+    """Vocabulary, data and pretraining, one phase after the other; returns the last phase's summary
+    with the steps and minutes of all phases and a `phases` list."""
     from kbert.cli.main import main
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
     from kbert.training.pretrain import PretrainConfig, pretrain
 
-    finished = work / "model" / "history.json"
-    if args.resume and finished.exists():
-        print(f"--resume: {work / 'model'} is a finished run; pretraining skipped", flush=True)
-        summary = json.loads(finished.read_text())
-        if "minutes" not in summary and (work / "results.json").exists():  # a run that predates the field
-            summary["minutes"] = json.loads((work / "results.json").read_text())["minutes"]
-        return summary
     spec = LANGUAGES[args.lang]
+    paths = args.recipe or [REPO / "recipes" / name for name in spec["recipes"]]
+    recipes = [PretrainConfig.from_file(path) for path in paths]
+    # The last phase is the model the downstream runs start from; earlier ones are kept beside it.
+    outs = [work / f"model_phase{i + 1}" for i in range(len(recipes) - 1)] + [work / "model"]
     vocab = work / "vocab.txt"
-    if main(["vocab", "--input", *train_files, "--size", str(args.vocab_size), "--lowercase", "--quiet",
+    if not (args.resume and vocab.exists()) and main(
+            ["vocab", "--input", *train_files, "--size", str(args.vocab_size), "--lowercase", "--quiet",
              "--out", str(vocab)]) != 0:
         raise SystemExit("kbert vocab failed")
-    recipe = PretrainConfig.from_file(args.recipe or REPO / "recipes" / f"pretrain_{args.lang}_tiny.yaml")
-    data = create_pretraining_data(CreatePretrainingDataConfig(
-        inputs=train_files, vocab=str(vocab), output=str(work / "data"), max_seq_length=recipe.max_seq_length,
-        objective=recipe.objective or "none", whole_word_masking=args.lang == "zh", language=args.lang,
-        layout=spec["layout"], masking="dynamic", dupe_factor=spec["dupe_factor"], num_shards=4))
-    print(f"{data['num_instances']} instances in {data['seconds']:.0f} s", flush=True)
-    steps = max(10, int(args.minutes * 60 / args.seconds_per_step))
-    recipe.train_data, recipe.out, recipe.heldout_text = str(work / "data"), str(work / "model"), heldout
-    recipe.steps, recipe.max_minutes, recipe.verbose = steps, args.minutes, 2
-    recipe.warmup_steps = min(recipe.warmup_steps or steps // 10, steps // 10)
-    recipe.save_every_steps = max(1, min(recipe.save_every_steps, steps // 4))
-    start = time.perf_counter()
-    summary = pretrain(recipe)
-    summary["minutes"] = (time.perf_counter() - start) / 60
-    history = work / "model" / "history.json"  # written by pretrain; the wall time joins it for --resume
-    history.write_text(json.dumps({**json.loads(history.read_text()), "minutes": summary["minutes"]}, indent=2) + "\n")
-    return summary
+    phases, init = [], None
+    for path, recipe, out, (minutes, steps) in zip(paths, recipes, outs,
+                                                   phase_budgets(recipes, args.minutes, args.seconds_per_step)):
+        history = out / "history.json"  # written by pretrain; the wall time joins it for --resume
+        if args.resume and history.exists():
+            print(f"--resume: {out} is a finished run; this phase is skipped", flush=True)
+            summary = json.loads(history.read_text())
+            if "minutes" not in summary and (work / "results.json").exists():  # a run that predates the field
+                summary["minutes"] = json.loads((work / "results.json").read_text())["minutes"]
+        else:
+            # The last phase's data is `data`, beside `model`, where the analyses of a run look for it.
+            data = work / ("data" if out == outs[-1] else f"data_seq{recipe.max_seq_length}")
+            made = create_pretraining_data(CreatePretrainingDataConfig(
+                inputs=train_files, vocab=str(vocab), output=str(data), max_seq_length=recipe.max_seq_length,
+                objective=recipe.objective or "none", whole_word_masking=args.lang == "zh", language=args.lang,
+                layout=spec["layout"], masking="dynamic", dupe_factor=spec["dupe_factor"], num_shards=4))
+            print(f"{made['num_instances']} instances of {recipe.max_seq_length} in {made['seconds']:.0f} s", flush=True)
+            recipe.train_data, recipe.out, recipe.heldout_text = str(data), str(out), heldout
+            recipe.init = recipe.init or init
+            recipe.steps, recipe.max_minutes, recipe.verbose = steps, minutes, 2
+            recipe.warmup_steps = min(recipe.warmup_steps or steps // 10, steps // 10)
+            recipe.save_every_steps = max(1, min(recipe.save_every_steps, steps // 4))
+            start = time.perf_counter()
+            summary = pretrain(recipe)
+            summary["minutes"] = (time.perf_counter() - start) / 60
+            history.write_text(json.dumps({**json.loads(history.read_text()), "minutes": summary["minutes"]},
+                                          indent=2) + "\n")
+        phases.append({"recipe": str(path), "max_seq_length": recipe.max_seq_length, "steps": summary["steps"],
+                       "minutes": summary["minutes"], "heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"),
+                       "heldout_curve": [json.loads(p.read_text()) for p in sorted((out / "heldout").glob("step_*.json"))]})
+        init = str(out)
+    return {**summary, "steps": sum(p["steps"] for p in phases), "minutes": sum(p["minutes"] for p in phases),
+            "phases": phases}
 
 
 def finetune_runs(args: argparse.Namespace, work: pathlib.Path) -> tuple[dict, list[str]]:
@@ -200,6 +234,8 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
     lines = [f"### Pretraining quality ({args.lang}, {results['minutes']:.1f} min on {platform.machine()}, "
              f"{results['steps']} steps)", "",
              f"Held-out masked-LM accuracy: **{results['heldout_mlm_accuracy']:.3f}**.", "",
+             "Phases: " + "; ".join(f"sequence {p['max_seq_length']}, {p['steps']} steps in {p['minutes']:.1f} min, "
+                                    f"held-out {p['heldout_mlm_accuracy']:.3f}" for p in results["phases"]) + ".", "",
              "| task | metric | pretrained (mean of seeds) | random init | difference |", "|---|---|---|---|---|"]
     for name, task in results["downstream"].items():
         if "error" in task:
@@ -225,10 +261,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label-column", default="label")
     parser.add_argument("--tag", action="store_true", help="--downstream is a tagging task (kbert finetune tag)")
     parser.add_argument("--corpus", nargs="+", help="pretraining text files or globs instead of the recipe's")
-    parser.add_argument("--recipe", help="pretraining config (default: recipes/pretrain_<lang>_tiny.yaml)")
+    parser.add_argument("--recipe", nargs="+",
+                        help="pretraining configs, one a phase, each phase starting from the one before "
+                             "(default: the language's recipe in recipes/)")
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--seconds-per-step", type=float, default=0.25,
-                        help="sizes the step budget (and so the learning-rate decay) to --minutes")
+                        help="sizes the step budget (and so the learning-rate decay) of a recipe without "
+                             "max_minutes")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--finetune-epochs", type=int, default=3)
     parser.add_argument("--finetune-learning-rate", type=float, default=3e-4)
@@ -245,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     curve = [json.loads(p.read_text()) for p in sorted((work / "model" / "heldout").glob("step_*.json"))]
     results = {"heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"), "steps": summary["steps"],
                "minutes": summary["minutes"], "lang": args.lang, "downstream": downstream,
-               "heldout": summary["heldout"], "heldout_curve": curve,
+               "heldout": summary["heldout"], "heldout_curve": curve, "phases": summary["phases"],
                "wall_minutes": (time.perf_counter() - start) / 60, "resumed": args.resume,
                "finetune_commands": commands}
     (work / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -23,18 +23,24 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
             lines.append(f"the {rng.choice(nouns)} {rng.choice(verbs)} the {rng.choice(nouns)} .\t{label}")
         (tmp_path / "task").mkdir(exist_ok=True)
         (tmp_path / "task" / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (tmp_path / "recipe.yaml").write_text("preset: tiny\nobjective: none\nmax_seq_length: 32\nbatch_size: 16\n"
-                                          "learning_rate: 1.0e-3\nsave_every_steps: 20\n")
+    # Two phases, as the English recipe: short sequences first, then the longer ones from those weights.
+    for name, length in (("short.yaml", 16), ("recipe.yaml", 32)):
+        (tmp_path / name).write_text(f"preset: tiny\nobjective: none\nmax_seq_length: {length}\nbatch_size: 16\n"
+                                     "learning_rate: 1.0e-3\nsave_every_steps: 20\n")
     out = tmp_path / "out"
     code = main(["--lang", "en", "--minutes", "1", "--out", str(out), "--corpus", str(tmp_path / "corpus*.txt"),
-                 "--recipe", str(tmp_path / "recipe.yaml"), "--vocab-size", "60", "--seconds-per-step", "1",
+                 "--recipe", str(tmp_path / "short.yaml"), str(tmp_path / "recipe.yaml"), "--vocab-size", "60", "--seconds-per-step", "1",
                  "--downstream", str(tmp_path / "task" / "train.tsv"), str(tmp_path / "task" / "dev.tsv"),
                  "--text-column", "sentence", "--label-column", "label", "--seeds", "0",
                  "--finetune-epochs", "1"])
     assert code == 0
     results = json.loads((out / "results.json").read_text())
-    # The step budget is 60 (1 minute at 1 s a step); the time limit may stop it earlier on a busy machine.
+    # The step budget is 60 (1 minute at 1 s a step, half to each phase); the time limit may stop it earlier.
     assert 0.0 < results["heldout_mlm_accuracy"] <= 1.0 and 2 <= results["steps"] <= 60 and results["minutes"] > 0
+    phases = results["phases"]
+    assert [p["max_seq_length"] for p in phases] == [16, 32] and sum(p["steps"] for p in phases) == results["steps"]
+    assert phases[1]["heldout_mlm_accuracy"] == results["heldout_mlm_accuracy"] and phases[0]["heldout_curve"]
+    assert (out / "model_phase1" / "history.json").exists() and (out / "data_seq16").is_dir()
     assert list(results["downstream"]) == ["task"]
     task = results["downstream"]["task"]
     assert task["metric"] == "accuracy" and len(task["pretrained"]) == len(task["random"]) == 1
