@@ -69,17 +69,23 @@ def shuffled_batches(n: int, batch_size: int, seed: int) -> list[list[int]]:
     return [order[i:i + batch_size] for i in range(0, n, batch_size)]
 
 
+def bert_adamw(model: torch.nn.Module, learning_rate: float, weight_decay: float = 0.01) -> torch.optim.AdamW:
+    """`torch.optim.AdamW` as BERT fine-tuning scripts set it: eps 1e-6, no decay on biases and LayerNorm."""
+    import torch
+
+    named = list(model.named_parameters())
+    excluded = [("bias" in n or "LayerNorm" in n) for n, _ in named]
+    return torch.optim.AdamW([
+        {"params": [p for (_, p), skip in zip(named, excluded) if not skip], "weight_decay": weight_decay},
+        {"params": [p for (_, p), skip in zip(named, excluded) if skip], "weight_decay": 0.0},
+    ], lr=learning_rate, eps=1e-6)
+
+
 def train(model: torch.nn.Module, batches: Callable[[int], Iterator[Batch]], args: argparse.Namespace) -> dict:
     """Fine-tunes `model` on `batches(epoch)`; returns the training time and examples/s after step 1."""
     import torch
 
-    no_decay = ("bias", "LayerNorm.weight")
-    named = list(model.named_parameters())
-    groups = [
-        {"params": [p for n, p in named if not any(k in n for k in no_decay)], "weight_decay": args.weight_decay},
-        {"params": [p for n, p in named if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, eps=1e-6)
+    optimizer = bert_adamw(model, args.learning_rate, args.weight_decay)
     steps = sum(1 for _ in batches(0)) * args.epochs
     warmup = int(args.warmup_ratio * steps)
     schedule = torch.optim.lr_scheduler.LambdaLR(

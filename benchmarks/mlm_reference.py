@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
     from transformers import BertConfig as HFConfig, BertForMaskedLM
 
+    from benchmarks.hf_reference import bert_adamw
     from kbert.config import BertConfig
     from kbert.optim.schedules import LinearWarmupLinearDecay
     from kbert.pretraining_data.tfrecords import load_pretraining_dataset
@@ -46,10 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     model = BertForMaskedLM(HFConfig(
         vocab_size=shape.vocab_size, hidden_size=shape.hidden_size, num_hidden_layers=shape.num_hidden_layers,
         num_attention_heads=shape.num_attention_heads, intermediate_size=shape.intermediate_size))
-    no_decay = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm" in n]
-    decay = [p for n, p in model.named_parameters() if not ("bias" in n or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.learning_rate, eps=1e-6)
+    optimizer = bert_adamw(model, args.learning_rate)
 
     # kbert's own schedule as a factor of the peak rate; LambdaLR counts updates from 0, as Keras does.
     factor = LinearWarmupLinearDecay(1.0, num_train_steps=args.total_steps, warmup_steps=args.warmup_steps)

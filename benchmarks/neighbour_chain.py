@@ -75,15 +75,14 @@ def train_torch(args: argparse.Namespace) -> list[float]:
     import torch
     import transformers
 
+    from benchmarks.hf_reference import bert_adamw
+
     torch.manual_seed(args.seed)
     config = transformers.BertConfig(vocab_size=args.vocab_size, hidden_size=128, num_hidden_layers=2,
                                      num_attention_heads=2, intermediate_size=512,
                                      initializer_range=args.initializer_range)
     model = transformers.BertForMaskedLM(config)
-    no_decay = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm" in n]
-    decay = [p for n, p in model.named_parameters() if not ("bias" in n or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.learning_rate, eps=1e-6)
+    optimizer = bert_adamw(model, args.learning_rate)
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, 100, args.decay_steps)
     batches = chain_batches(args.vocab_size, args.seq_length, args.predictions, args.batch_size, args.seed)
     accuracies, window = [], []
