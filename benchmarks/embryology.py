@@ -5,9 +5,9 @@ checkpoints. Word classes differ in frequency (determiners are frequent, adjecti
 early-learned class may only be a frequent one. Here every scored target has a class *and* a frequency
 band, and classes are compared inside a band.
 
-- Checkpoints: the `ckpt-*.weights.h5` files of a pretraining run (`kbert pretrain` keeps the newest
-  three; keep the others while the run goes, as recipes/README.md shows), read into the run's final
-  model with `load_weights`.
+- Checkpoints: the `ckpt-*.weights.h5` files of a pretraining run (the recipes keep every one), read into
+  the run's final model with `load_weights`. A run in phases (`model_phase1`, ..., then `model`) is read
+  phase after phase, and a phase's steps continue from the last step of the one before it.
 - Targets: the run's held-out text, masked once with a fixed seed (`kbert.pretraining_data.heldout`,
   the same set `kbert pretrain --heldout-text` scores); only targets shown as [MASK] (not the 10% kept,
   which can be copied, nor the 10% replaced) that are whole words (not a `##` piece and not followed by
@@ -16,8 +16,12 @@ band, and classes are compared inside a band.
   classes; words CoNLL does not tag are left out.
 - Frequency: the word's count in the run's training text, in bands of powers of ten.
 
-    python -m benchmarks.embryology --run runs/en --checkpoints 'runs/en/all_ckpts/ckpt-*.weights.h5' \\
+    python -m benchmarks.embryology --run runs/q_en --data runs/q_en/data_seq32 --max-instances 8192 \\
         --out notebooks/results/embryology_en.json
+
+A run in phases is best scored at its first phase's length (`--data RUN/data_seq32`): a model trained on
+32-token sequences has never used the positions beyond 32, so at 128 its checkpoints would measure that
+rather than what it learned; the models of later phases read 32 tokens as well.
 """
 
 from __future__ import annotations
@@ -103,11 +107,31 @@ def scored_targets(batches, vocabulary, classes, counts):
     return labels
 
 
+def checkpoint_steps(patterns: list[str]) -> list[tuple[str, int]]:
+    """(path, step) for the checkpoints of each glob, one glob a phase in training order.
+
+    A phase counts its steps from 0 (`ckpt-500` is its 500th step), so each phase's steps are shifted by
+    the last step of the phases before it: the steps of the whole run.
+    """
+    found, offset = [], 0
+    for pattern in patterns:
+        phase = sorted((int(pathlib.Path(p).name[5:].split(".")[0]), p) for p in glob.glob(pattern))
+        if not phase:
+            raise SystemExit(f"no checkpoint matches {pattern}")
+        found += [(path, offset + step) for step, path in phase]
+        offset += phase[-1][0]
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", required=True, help="a pretrain_quality output directory (model/, train/, heldout/)")
-    parser.add_argument("--checkpoints", help="glob of ckpt-*.weights.h5 (default: RUN/model/checkpoints)")
+    parser.add_argument("--checkpoints", nargs="+",
+                        help="globs of ckpt-*.weights.h5, one a phase in training order (default: the "
+                             "checkpoints of RUN/model_phase1, ..., then RUN/model)")
     parser.add_argument("--heldout-text", help="held-out text (default: RUN/heldout/*.txt)")
+    parser.add_argument("--data", help="a create-pretraining-data directory whose sequence length and masking cut "
+                                       "the held-out text (default: RUN/data, the last phase's)")
     parser.add_argument("--classes", default=str(CONLL), help="CoNLL-2003 file with POS tags")
     parser.add_argument("--max-instances", type=int, default=2048)
     parser.add_argument("--out", required=True, help="results JSON")
@@ -119,10 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.masked_lm_eval import heldout_batches, masked_lm_hits
 
     run = pathlib.Path(args.run)
-    pattern = args.checkpoints or str(run / "model" / "checkpoints" / "ckpt-*.weights.h5")
-    checkpoints = sorted(glob.glob(pattern), key=lambda p: int(pathlib.Path(p).name[5:].split(".")[0]))
-    if not checkpoints:
-        raise SystemExit(f"no checkpoint matches {pattern}")
+    phases = sorted(run.glob("model_phase*"), key=lambda p: int(p.name[len("model_phase"):])) + [run / "model"]
+    checkpoints = checkpoint_steps(args.checkpoints or [str(p / "checkpoints" / "ckpt-*.weights.h5") for p in phases])
     if not pathlib.Path(args.classes).is_file():
         raise SystemExit(f"{args.classes} is missing: word classes come from CoNLL-2003's POS column")
     tokenizer = kbert.load_tokenizer(run / "model")
@@ -130,13 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     classes = word_classes(pathlib.Path(args.classes))
     counts = word_counts(sorted(glob.glob(str(run / "train" / "*.txt"))))
     heldout_files = sorted(glob.glob(args.heldout_text or str(run / "heldout" / "*.txt")))
-    batches = heldout_batches(run, heldout_files, args.max_instances)
+    batches = heldout_batches(run, heldout_files, args.max_instances, data=args.data and pathlib.Path(args.data))
     labels = scored_targets(batches, vocabulary, classes, counts)
 
     model = kbert.load_pretrainer(run / "model", objective="none")
     steps, correct_by_step = [], []
     totals: collections.Counter = collections.Counter(x for b in labels for x in b.ravel() if x is not None)
-    for path in checkpoints:
+    for path, step in checkpoints:
         model.load_weights(path)
         correct: collections.Counter = collections.Counter()
         right = scored = 0
@@ -147,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             for row, col in zip(*np.nonzero(hits)):
                 if batch_labels[row, col] is not None:
                     correct[batch_labels[row, col]] += 1
-        steps.append(int(pathlib.Path(path).name[5:].split(".")[0]))
+        steps.append(step)
         correct_by_step.append((correct, right / max(scored, 1)))
         print(f"step {steps[-1]}: masked-LM accuracy {right / max(scored, 1):.3f}", flush=True)
 
@@ -159,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                "scored_word_accuracy": [sum(correct.values()) / max(scored_words, 1) for correct, _ in correct_by_step],
                "scored_words": scored_words, "cells": cells,
                "heldout_instances": sum(len(b["token_ids"]) for b in batches), "checkpoints": len(checkpoints),
-               "class_source": pathlib.Path(args.classes).name, "run": str(run)}
+               "class_source": pathlib.Path(args.classes).name, "run": str(run),
+               "max_seq_length": len(batches[0]["token_ids"][0]) if batches else None}
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}: {len(cells)} class x band cells over {len(steps)} checkpoints")

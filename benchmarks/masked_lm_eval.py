@@ -11,14 +11,16 @@ from __future__ import annotations
 import pathlib
 
 
-def heldout_batches(run: pathlib.Path, files: list[str], max_instances: int = 2048, batch_size: int = 128) -> list:
-    """`files` cut and masked with the run's data settings, as a list of numpy feature batches."""
+def heldout_batches(run: pathlib.Path, files: list[str], max_instances: int = 2048, batch_size: int = 128,
+                    data: pathlib.Path | None = None) -> list:
+    """`files` cut and masked with the settings of `data` (default: the run's `data/`), as a list of numpy
+    feature batches."""
     from kbert.pretraining_data import CreatePretrainingDataConfig
     from kbert.pretraining_data.heldout import heldout_from_text
     from kbert.pretraining_data.tfrecords import read_pretraining_metadata
     from kbert.text import load_tokenizer
 
-    data = read_pretraining_metadata(run / "data")
+    data = read_pretraining_metadata(data or run / "data")
     config = CreatePretrainingDataConfig(
         inputs=files, max_seq_length=data["max_seq_length"], max_predictions_per_seq=data["max_predictions_per_seq"],
         masked_lm_prob=data["masked_lm_prob"], objective="none", whole_word_masking=data["whole_word_masking"],
