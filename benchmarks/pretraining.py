@@ -218,7 +218,7 @@ def main() -> None:
         "## Pretraining training throughput (mini: 4 layers, hidden 256; sequence 128, batch 32, CPU)",
         "",
         f"Command: `{command_line()}`  ",
-        f"Machine: {cpu_name()}, {os.cpu_count()} CPU cores (shared with other jobs while measured), "
+        f"Machine: {cpu_name()}, {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.2f} at the end, "
         f"TF {tf.__version__}, Keras {keras.__version__}, torch {torch.__version__} "
         f"({torch.get_num_threads()} threads), TF_ENABLE_ONEDNN_OPTS={os.environ.get('TF_ENABLE_ONEDNN_OPTS')}.  ",
         f"Settings: vocabulary {VOCAB:,}, 4 heads, intermediate 1024, {preds} predictions per sequence "

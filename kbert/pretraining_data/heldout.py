@@ -14,6 +14,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.create import CreatePretrainingDataConfig, pretraining_records
 from kbert.pretraining_data.tfrecords import load_pretraining_dataset
 
@@ -22,7 +23,7 @@ HELDOUT_SEED = 20240607
 
 def _in_memory(features: list[dict[str, np.ndarray]], batch_size: int) -> tf.data.Dataset:
     columns = {name: np.stack([f[name] for f in features]) for name in features[0]}
-    return tf.data.Dataset.from_tensor_slices(columns).batch(batch_size).cache()
+    return without_autotune(tf.data.Dataset.from_tensor_slices(columns).batch(batch_size).cache())
 
 
 def heldout_from_text(

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import tensorflow as tf
 
+from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS
 
@@ -108,4 +109,4 @@ def text_pretraining_dataset(
 
     dataset = instances_dataset(make_instances, max_seq_length, tokenizer.pad_token_id)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
-    return masker.apply(dataset).prefetch(tf.data.AUTOTUNE)
+    return without_autotune(masker.apply(dataset).prefetch(tf.data.AUTOTUNE))

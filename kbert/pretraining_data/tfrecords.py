@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
+from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
 from kbert.pretraining_data.text_dataset import instance_arrays
 
@@ -297,4 +298,4 @@ def load_pretraining_dataset(
         masker = DynamicMasker(vocabulary, metadata["max_predictions_per_seq"], metadata["masked_lm_prob"],
                                metadata.get("whole_word_masking", False), seed=seed)
         dataset = masker.apply(dataset)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return without_autotune(dataset.prefetch(tf.data.AUTOTUNE))

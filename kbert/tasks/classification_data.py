@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
+from kbert.data_pipeline import default_pad_multiple, without_autotune
 from kbert.text.bert_preprocessor import BertPreprocessor
 
 Example = dict[str, Any]
@@ -61,8 +62,11 @@ def encode_labels(
 def pad_to_multiple(inputs: dict[str, tf.Tensor], multiple: int, maximum: int, fill: dict | None = None):
     """Pads dynamically padded (batch, L) features on the right to a multiple of `multiple` (<= maximum).
 
-    Rounding batch lengths up keeps the number of distinct shapes small (XLA compiles once per shape).
+    Rounding batch lengths up keeps the number of distinct shapes small (XLA compiles once per shape);
+    `multiple` 1 returns the features as they are.
     """
+    if multiple <= 1:
+        return inputs
     fill = fill or {}
     length = tf.shape(inputs["token_ids"])[1]
     target = tf.minimum((length + multiple - 1) // multiple * multiple, maximum)
@@ -84,7 +88,7 @@ def classification_dataset(
     shuffle: bool = False,
     seed: int | None = None,
     with_labels: bool = True,
-    pad_multiple: int = 16,
+    pad_multiple: int | None = None,
 ) -> tf.data.Dataset:
     """A batched `tf.data.Dataset` of `(inputs, labels)` (or `inputs` alone) for `BertClassifier`.
 
@@ -98,7 +102,8 @@ def classification_dataset(
         shuffle: bool. Reshuffle the examples every epoch.
         seed: optional int. Shuffle seed.
         with_labels: bool. False yields inputs only (prediction on unlabelled data).
-        pad_multiple: int. Dynamic padding rounds the length up to this multiple.
+        pad_multiple: int or None. Dynamic padding rounds the length up to this multiple; None: 1 on a
+            CPU-only host, 16 with an accelerator (`kbert.data_pipeline.default_pad_multiple`).
 
     Returns:
         `tf.data.Dataset` of ({"token_ids", "segment_ids", "padding_mask"}, labels).
@@ -110,6 +115,7 @@ def classification_dataset(
     """
     if not examples:
         raise ValueError("no examples")
+    pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
     texts = [str(e["text"]) for e in examples]
     pairs = [e.get("text_pair") for e in examples]
     has_pair = any(p is not None for p in pairs)
@@ -132,4 +138,4 @@ def classification_dataset(
                                      fill={"token_ids": preprocessor.tokenizer.pad_token_id})
         return inputs if labels is None else (inputs, labels)
 
-    return dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return without_autotune(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

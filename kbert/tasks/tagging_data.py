@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.constants import IGNORE_LABEL
+from kbert.data_pipeline import default_pad_multiple, without_autotune
 from kbert.tasks.classification_data import pad_to_multiple
 from kbert.text.bert_preprocessor import BertPreprocessor
 
@@ -87,7 +88,7 @@ def tagging_dataset(
     seed: int | None = None,
     with_labels: bool = True,
     keep_word_ids: bool = False,
-    pad_multiple: int = 16,
+    pad_multiple: int | None = None,
 ) -> tf.data.Dataset:
     """A batched `tf.data.Dataset` of `(inputs, labels)` for `BertTokenClassifier`.
 
@@ -100,13 +101,14 @@ def tagging_dataset(
         seed: optional int. Shuffle seed.
         with_labels: bool. Yield (inputs, labels); False yields inputs only.
         keep_word_ids: bool. Add "word_ids" to the inputs (for mapping predictions back to words).
-        pad_multiple: int. Dynamic padding multiple.
+        pad_multiple: int or None. Dynamic padding multiple (None: `default_pad_multiple()`).
 
     Returns:
         `tf.data.Dataset` of ({"token_ids", "segment_ids", "padding_mask"[, "word_ids"]}, labels (batch, L)).
     """
     if not examples:
         raise ValueError("no sentences")
+    pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
     lengths = [len(e["words"]) for e in examples]
     words = tf.RaggedTensor.from_row_lengths([w for e in examples for w in e["words"]], lengths)
     if with_labels:
@@ -131,4 +133,4 @@ def tagging_dataset(
             out["word_ids"] = word_ids
         return (out, labels) if with_labels else out
 
-    return dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return without_autotune(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

@@ -121,8 +121,11 @@ def test_ner_labels_sit_on_first_pieces(tokenizer):
 def test_tagging_dataset_dynamic_padding_and_unknown_tag(tokenizer):
     pre = kbert.BertPreprocessor(tokenizer, sequence_length=64, padding="dynamic")
     examples = [{"words": ["the", "cats"], "tags": ["O", "B-ANI"]}, {"words": ["dog"], "tags": ["B-ANI"]}]
-    (x, y), = list(tagging_dataset(examples, pre, ["B-ANI", "O"], batch_size=2))
-    assert x["token_ids"].shape == (2, 16)  # longest row is 5, rounded up to a multiple of 16
+    (x, y), = list(tagging_dataset(examples, pre, ["B-ANI", "O"], batch_size=2, pad_multiple=1))
+    assert x["token_ids"].shape == (2, 5)  # the longest row: [CLS] the cat ##s [SEP]
+    assert y.numpy().tolist() == [[-100, 1, 0, -100, -100], [-100, 0, -100, -100, -100]]
+    (x, y), = list(tagging_dataset(examples, pre, ["B-ANI", "O"], batch_size=2, pad_multiple=16))
+    assert x["token_ids"].shape == (2, 16)  # rounded up to a multiple of 16, the padding ignored
     assert y.numpy()[0, :6].tolist() == [-100, 1, 0, -100, -100, -100]
     with pytest.raises(ValueError, match="sentence 0: tag 'B-ANI'"):
         tagging_dataset(examples, pre, ["O", "B-X"])
