@@ -25,7 +25,6 @@ import time
 import kbert  # sets TF_ENABLE_ONEDNN_OPTS=1; must come before TensorFlow
 
 import keras  # noqa: E402
-import numpy as np  # noqa: E402
 
 from benchmarks.finetune_quality import run_timed  # noqa: E402
 from benchmarks.finetune_tasks import kbert_command  # noqa: E402
