@@ -1,13 +1,14 @@
 """`kbert pretrain` end to end against its bare training step, on the same data and model.
 
-The bare step is `BertPretrainer.train_on_batch` on batches read from the data directory beforehand (no
-input pipeline, no callbacks). End to end is the `kbert pretrain` command on the same directory: its
+The model is `mini` (4 layers, hidden 256). The bare step is `benchmarks.pretraining`'s kbert runner
+(`BertPretrainer.train_on_batch`, the same optimizer) on batches read from the data directory beforehand
+(no input pipeline, no callbacks). End to end is the `kbert pretrain` command on the same directory: its
 tf.data pipeline (TFRecords, dynamic masking), checkpoints every `--save-every-steps`, crash-resume
 backups, TensorBoard and the progress bar. Its steps per second are read from the timestamps of the
 progress lines, first step (after tracing) to last; the whole command's wall time is reported beside.
 The goal is end to end within 10% of the bare step.
 
-    python -m benchmarks.pretrain_loop [--steps 90] [--save-every-steps 30] [--preset mini] [--no-write]
+    python -m benchmarks.pretrain_loop [--steps 90] [--save-every-steps 30] [--no-write]
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ import keras  # noqa: E402
 
 from benchmarks.finetune_quality import run_timed  # noqa: E402
 from benchmarks.finetune_tasks import kbert_command  # noqa: E402
+from benchmarks.pretraining import kbert_runner  # noqa: E402
 from benchmarks.report import command_line, cpu_name, publish  # noqa: E402
 from kbert.pretraining_data.tfrecords import load_pretraining_dataset  # noqa: E402
-from kbert.training.optimizers import create_optimizer  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "data" / "corpora" / "en_gutenberg_nltk" / "austen-emma.txt"
@@ -46,24 +47,21 @@ def build_data(corpus: pathlib.Path, vocab: pathlib.Path, out: pathlib.Path, arg
 
 
 def bare_step(data: pathlib.Path, args: argparse.Namespace) -> float:
-    """Steps per second of `train_on_batch` on batches of `data` read beforehand, after a warm-up."""
+    """Steps per second of `benchmarks.pretraining`'s kbert runner on batches of `data`, after a warm-up."""
     dataset = load_pretraining_dataset(data, args.batch_size, repeat=True, seed=0)
-    batches = [b for b, _ in zip(dataset, range(args.bare_steps + 2))]
-    vocab_size = kbert.load_tokenizer(data).vocabulary_size()
-    encoder = kbert.BertEncoder.from_preset(args.preset, vocab_size=vocab_size)
-    pretrainer = kbert.BertPretrainer(encoder, objective="nsp")
-    pretrainer.compile(optimizer=create_optimizer(args.learning_rate, args.steps, args.steps // 10))
-    for batch in batches[:2]:
-        pretrainer.train_on_batch(batch)
+    batches = [b for b, _ in zip(dataset, range(args.bare_steps))]
+    step = kbert_runner(batches, jit_compile=False, vocab_size=kbert.load_tokenizer(data).vocabulary_size())
+    for i in range(2):
+        step(i)
     began = time.perf_counter()
-    for batch in batches[2:]:
-        pretrainer.train_on_batch(batch)
+    for i in range(args.bare_steps):
+        step(i)
     return args.bare_steps / (time.perf_counter() - began)
 
 
 def end_to_end(data: pathlib.Path, out: pathlib.Path, log: pathlib.Path, args: argparse.Namespace) -> dict:
     """Runs `kbert pretrain`; its steps per second from the progress lines, and the whole wall time."""
-    command = [*kbert_command(), "pretrain", "--train-data", str(data), "--out", str(out), "--preset", args.preset,
+    command = [*kbert_command(), "pretrain", "--train-data", str(data), "--out", str(out), "--preset", "mini",
                "--steps", str(args.steps), "--batch-size", str(args.batch_size), "--learning-rate",
                str(args.learning_rate), "--save-every-steps", str(args.save_every_steps), "--verbose", "1"]
     timed = run_timed(command, log)
@@ -80,7 +78,7 @@ def report(bare: float, e2e: dict, args: argparse.Namespace, corpus: pathlib.Pat
     ratio = e2e["steps_per_second"] / bare
     load = os.getloadavg()[0]
     return "\n".join([
-        f"## `kbert pretrain` end to end against its bare step ({args.preset}, sequence {args.sequence_length}, "
+        f"## `kbert pretrain` end to end against its bare step (mini, sequence {args.sequence_length}, "
         f"batch {args.batch_size})",
         "",
         f"Command: `{command_line()}`  ",
@@ -104,7 +102,6 @@ def report(bare: float, e2e: dict, args: argparse.Namespace, corpus: pathlib.Pat
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="mini")
     parser.add_argument("--steps", type=int, default=90, help="steps of the `kbert pretrain` run")
     parser.add_argument("--save-every-steps", type=int, default=30)
     parser.add_argument("--bare-steps", type=int, default=20, help="timed `train_on_batch` steps")
