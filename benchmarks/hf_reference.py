@@ -62,10 +62,11 @@ def read_conll(path: str, limit: int | None, tag_index: int = 3) -> list[tuple[l
     return sentences[:limit] if limit else sentences
 
 
-def shuffled_batches(n: int, batch_size: int, seed: int) -> list[list[int]]:
-    """Index batches of a seeded shuffle of range(n); the last batch may be short."""
+def shuffled_batches(n: int, batch_size: int, seed: int, shuffle: bool = True) -> list[list[int]]:
+    """Index batches of a seeded shuffle of range(n) (in order with `shuffle=False`); the last may be short."""
     order = list(range(n))
-    random.Random(seed).shuffle(order)
+    if shuffle:
+        random.Random(seed).shuffle(order)
     return [order[i:i + batch_size] for i in range(0, n, batch_size)]
 
 
@@ -82,7 +83,8 @@ def bert_adamw(model: torch.nn.Module, learning_rate: float, weight_decay: float
 
 
 def train(model: torch.nn.Module, batches: Callable[[int], Iterator[Batch]], args: argparse.Namespace) -> dict:
-    """Fine-tunes `model` on `batches(epoch)`; returns the training time and examples/s after step 1."""
+    """Fine-tunes `model` on `batches(epoch)`; returns the training time, examples/s after step 1 and the
+    loss of every step."""
     import torch
 
     optimizer = bert_adamw(model, args.learning_rate, args.weight_decay)
@@ -91,10 +93,12 @@ def train(model: torch.nn.Module, batches: Callable[[int], Iterator[Batch]], arg
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda u: u / warmup if u < warmup else max(0.0, 1.0 - u / steps))
     model.train()
-    began, first, seen, step = time.perf_counter(), None, 0, 0
+    began, first, seen, step, losses = time.perf_counter(), None, 0, 0, []
     for epoch in range(args.epochs):
         for inputs in batches(epoch):
-            model(**inputs).loss.backward()
+            loss = model(**inputs).loss
+            loss.backward()
+            losses.append(float(loss.detach()))
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             schedule.step()
@@ -107,7 +111,8 @@ def train(model: torch.nn.Module, batches: Callable[[int], Iterator[Batch]], arg
                 seen += len(inputs["input_ids"])
     model.eval()
     end = time.perf_counter()
-    return {"train_seconds": end - began, "steady_examples_per_second": seen / max(end - first, 1e-9)}
+    return {"train_seconds": end - began, "steady_examples_per_second": seen / max(end - first, 1e-9),
+            "losses": losses}
 
 
 def classify(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str, Any]:
@@ -118,7 +123,12 @@ def classify(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str
     train_rows = read_tsv(args.train, *columns, args.max_train_examples)
     dev_rows = read_tsv(args.validation, *columns, args.max_validation_examples)
     labels = sorted({row[2] for row in train_rows})
-    model = BertForSequenceClassification.from_pretrained(args.init, num_labels=len(labels))
+    model = BertForSequenceClassification.from_pretrained(args.init, num_labels=len(labels), **dropout(args))
+    if args.head_init:  # the same starting head as another framework's run (benchmarks.paired_finetune)
+        head = np.load(args.head_init)
+        with torch.no_grad():
+            model.classifier.weight.copy_(torch.from_numpy(head["kernel"].T))
+            model.classifier.bias.copy_(torch.from_numpy(head["bias"]))
 
     def encode(rows, index) -> Batch:
         pairs = None if args.text_pair_column is None else [rows[i][1] for i in index]
@@ -126,7 +136,7 @@ def classify(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str
                               max_length=args.sequence_length, padding=True, return_tensors="pt"))
 
     def batches(epoch: int) -> Iterator[Batch]:
-        for index in shuffled_batches(len(train_rows), args.batch_size, args.seed + epoch):
+        for index in shuffled_batches(len(train_rows), args.batch_size, args.seed + epoch, not args.no_shuffle):
             yield dict(encode(train_rows, index), labels=torch.tensor([labels.index(train_rows[i][2]) for i in index]))
 
     timing = train(model, batches, args)
@@ -139,6 +149,14 @@ def classify(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str
     correct = sum(p == row[2] for p, row in zip(predicted, dev_rows))
     return dict(timing, train_examples=len(train_rows), accuracy=correct / len(dev_rows),
                 num_examples=len(dev_rows))
+
+
+def dropout(args: argparse.Namespace) -> dict[str, float]:
+    """Config overrides for `--dropout` (every dropout of the model), none without it."""
+    if args.dropout is None:
+        return {}
+    return {"hidden_dropout_prob": args.dropout, "attention_probs_dropout_prob": args.dropout,
+            "classifier_dropout": args.dropout}
 
 
 def tag(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str, Any]:
@@ -252,6 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--text-column", default="text")
             sub.add_argument("--text-pair-column")
             sub.add_argument("--label-column", default="label")
+            sub.add_argument("--no-shuffle", action="store_true", help="train on the rows in file order")
+            sub.add_argument("--head-init", help=".npz with the classifier's starting kernel [hidden, classes] "
+                                                 "and bias")
+            sub.add_argument("--dropout", type=float, help="every dropout rate (default: the model's config)")
     return parser
 
 
@@ -267,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = BertTokenizerFast.from_pretrained(args.init)
     result = {"classify": classify, "tag": tag, "qa": qa}[args.task](args, tokenizer, out)
     (out / "metrics.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k != "losses"}, indent=2))
     return 0
 
 

@@ -121,11 +121,10 @@ class BertPreprocessor(keras.layers.Layer):
         for s in segments:
             s = tf.reshape(s, [-1]) if s.shape.rank == 0 else s
             tokens, starts, ends = self.tokenizer.tokenize_with_offsets(s)
-            _, word_ids = self.tokenizer.tokenize_words(s)
             ids.append(tokens)
             aligned["start_offsets"].append(starts)
             aligned["end_offsets"].append(ends)
-            aligned["word_ids"].append(word_ids)
+            aligned["word_ids"].append(self.tokenizer.word_ids(tokens))
         out = self.pack(*ids, aligned=aligned, fill={"word_ids": -1})
         return {k: v[0] for k, v in out.items()} if scalar else out
 

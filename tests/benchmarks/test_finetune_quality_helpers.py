@@ -121,3 +121,26 @@ def test_reference_conll_reader_and_progress_timing(tmp_path):
     assert timed["output"] == ["loading", "1/2", "2/2"]
     with pytest.raises(RuntimeError, match="failed"):
         run_timed([sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "log2.txt")
+
+
+def test_paired_inputs_shuffle_the_rows_and_draw_a_truncated_head(tmp_path):
+    import numpy as np
+
+    from benchmarks.hf_reference import shuffled_batches
+    from benchmarks.paired_finetune import write_inputs
+
+    assert shuffled_batches(5, 2, seed=0, shuffle=False) == [[0, 1], [2, 3], [4]]
+    assert sorted(sum(shuffled_batches(5, 2, seed=0), [])) == [0, 1, 2, 3, 4]
+    source = tmp_path / "source.tsv"
+    source.write_text("sentence\tlabel\n" + "".join(f"row {i}\t{i % 2}\n" for i in range(50)), encoding="utf-8")
+    train, head = write_inputs(source, 40, seed=3, hidden=64, classes=2, work=tmp_path)
+    lines = train.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "sentence\tlabel"
+    assert sorted(lines[1:]) == sorted(f"row {i}\t{i % 2}" for i in range(40))  # the first 40, reordered
+    assert lines[1:] != [f"row {i}\t{i % 2}" for i in range(40)]
+    (tmp_path / "again").mkdir()
+    again, _ = write_inputs(source, 40, seed=3, hidden=64, classes=2, work=tmp_path / "again")
+    assert again.read_text(encoding="utf-8") == train.read_text(encoding="utf-8")  # a seed is one order
+    arrays = np.load(head)
+    assert arrays["kernel"].shape == (64, 2) and not arrays["bias"].any()
+    assert np.abs(arrays["kernel"]).max() <= 0.04 and 0.01 < arrays["kernel"].std() < 0.02

@@ -48,6 +48,7 @@ def test_offsets_and_word_ids_match_hf_tokenizers(minilm, minilm_tok):
     ids, starts, ends = minilm_tok.tokenize_with_offsets(tf.constant(CORPUS))
     fast_ids, word_ids = minilm_tok.tokenize_words(tf.constant(CORPUS))
     assert ids.to_list() == fast_ids.to_list()  # per-character and whole-string paths agree
+    assert minilm_tok.word_ids(ids).to_list() == word_ids.to_list()  # what call_with_offsets uses
     for i, (line, enc) in enumerate(zip(CORPUS, hf.encode_batch(CORPUS, add_special_tokens=False))):
         assert ids[i].numpy().tolist() == enc.ids, repr(line)
         got = list(zip(starts[i].numpy().tolist(), ends[i].numpy().tolist()))
