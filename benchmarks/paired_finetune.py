@@ -99,7 +99,8 @@ def kbert_side(args: argparse.Namespace) -> None:
 
 
 def run_pair(args: argparse.Namespace, seed: int, work: pathlib.Path) -> dict:
-    train, head = write_inputs(SST2 / "train.tsv", args.size, seed, hidden=384, classes=2, work=work)
+    hidden = json.loads((pathlib.Path(args.init) / "config.json").read_text())["hidden_size"]  # HF's layout
+    train, head = write_inputs(SST2 / "train.tsv", args.size, seed, hidden=hidden, classes=2, work=work)
     common = ["--init", str(args.init), "--train", str(train), "--validation", str(SST2 / "dev.tsv"),
               "--sequence-length", "64", "--batch-size", "32", "--learning-rate", str(args.learning_rate),
               "--seed", str(seed), "--head-init", str(head)]
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--dropout", type=float, help="every dropout rate on both sides (default: 0.1)")
     parser.add_argument("--learning-rate", type=float, default=5e-5)
-    parser.add_argument("--init", help="default: all-MiniLM-L6-v2")
+    parser.add_argument("--init", help="a Hugging Face BERT directory both sides load (default: all-MiniLM-L6-v2)")
     parser.add_argument("--json", help="write every pair here")
     # --kbert-side: the flags hf_reference takes
     for flag in ("--train", "--validation", "--head-init", "--out"):
