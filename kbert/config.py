@@ -14,6 +14,9 @@ from typing import Any
 
 from kbert.layers.activations import HIDDEN_ACTIVATIONS
 
+# The two dropout rates: training settings kept in the config, not part of the function the weights compute.
+DROPOUT_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
+
 # Hidden sizes and depths from Google's BERT release (Turc et al. 2019 for the small models).
 # Heads are hidden / 64; the intermediate (feed-forward) size is 4 x hidden.
 PRESETS: dict[str, tuple[int, int]] = {

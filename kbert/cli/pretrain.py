@@ -30,6 +30,8 @@ HELP = {
     "heldout_data": "a held-out create-pretraining-data directory, scored like --heldout-text",
     "heldout_max_instances": "held-out instances scored (the first ones)",
     "max_minutes": "stop after this many minutes of training even if --steps are not done",
+    "dropout": "both dropout rates while pretraining (0 suits a short run of a small model); the saved "
+               "model keeps its own rates for fine-tuning",
     "warmup_steps": "linear warmup steps (default: 10%% of --steps)",
     "optimizer": "adamw or lamb",
     "mixed_precision": "none, mixed_float16 or mixed_bfloat16",

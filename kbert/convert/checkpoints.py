@@ -10,6 +10,7 @@ that dict, every tensor accounted for. Formats are told apart by their config fi
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -20,7 +21,7 @@ import zipfile
 import numpy as np
 import safetensors.numpy
 
-from kbert.config import BertConfig
+from kbert.config import DROPOUT_FIELDS, BertConfig
 from kbert.convert import names
 from kbert.models.bert_encoder import BertEncoder
 from kbert.models.bert_pretrainer import BertPretrainer
@@ -50,15 +51,26 @@ def detect_format(path: str | os.PathLike) -> str:
     )
 
 
+CONFIG_FILES = {"kbert": KBERT_CONFIG, "google": "bert_config.json", "hf": "config.json"}
+
+
+def read_config(path: str | os.PathLike) -> BertConfig:
+    """The `BertConfig` of any supported checkpoint directory, without reading its weights."""
+    path = pathlib.Path(path)
+    return BertConfig.from_json_file(path / CONFIG_FILES[detect_format(path)])
+
+
 def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.ndarray]]:
     """Reads any supported checkpoint directory into its config and `{google_name: array}`."""
     path = pathlib.Path(path)
     fmt = detect_format(path)
     if fmt == "kbert":
-        return BertConfig.from_json_file(path / KBERT_CONFIG), _read_safetensors(path / KBERT_WEIGHTS)
-    if fmt == "google":
-        return BertConfig.from_json_file(path / "bert_config.json"), _read_google(path)
-    return BertConfig.from_json_file(path / "config.json"), _read_hf(path)
+        tensors = _read_safetensors(path / KBERT_WEIGHTS)
+    elif fmt == "google":
+        tensors = _read_google(path)
+    else:
+        tensors = _read_hf(path)
+    return read_config(path), tensors
 
 
 def _read_safetensors(file: pathlib.Path) -> dict[str, np.ndarray]:
@@ -204,6 +216,7 @@ def save_pretrained(
     vocabulary=None,
     head_tensors: dict[str, np.ndarray] | None = None,
     lowercase: bool | None = None,
+    config: BertConfig | None = None,
 ) -> pathlib.Path:
     """Writes an encoder, or a pretrainer's encoder and heads, in kbert's or Hugging Face's layout.
 
@@ -216,6 +229,8 @@ def save_pretrained(
         vocabulary: optional list of tokens, vocab.txt path or `BertTokenizer`, written as vocab.txt.
         head_tensors: optional Google-named head tensors to write with an encoder.
         lowercase: whether the vocabulary is lowercased (written to tokenizer_config.json).
+        config: the config to write, if not the encoder's own: the same architecture with other
+            training settings (a run pretrained without dropout keeps the rates fine-tuning should use).
 
     Returns:
         The directory.
@@ -230,7 +245,10 @@ def save_pretrained(
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tensors = {**encoder_tensors(encoder), **(head_tensors or {})}
-    config = encoder.bert_config
+    config = config or encoder.bert_config
+    own_rates = {field: getattr(encoder.bert_config, field) for field in DROPOUT_FIELDS}
+    if dataclasses.replace(config, **own_rates) != encoder.bert_config:
+        raise ValueError("save_pretrained's config may differ from the encoder's in the dropout rates only")
     if format == "kbert":
         safetensors.numpy.save_file(tensors, str(directory / KBERT_WEIGHTS))
         config.to_json_file(directory / KBERT_CONFIG)

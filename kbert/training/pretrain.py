@@ -18,7 +18,7 @@ import os
 import pathlib
 from typing import Any
 
-from kbert.config import BertConfig
+from kbert.config import DROPOUT_FIELDS, BertConfig
 from kbert.constants import OBJECTIVES
 
 
@@ -33,7 +33,10 @@ class PretrainConfig:
     and a fixed seed) or `heldout_data` (a create-pretraining-data directory), at most
     `heldout_max_instances` instances. `encoding_errors` applies to raw-text `train_data` and
     `heldout_text` ("strict", "replace" or "ignore"). `max_minutes` stops training after that much wall
-    time even if `steps` are not done (the learning-rate schedule still follows `steps`).
+    time even if `steps` are not done (the learning-rate schedule still follows `steps`). `dropout`
+    sets both dropout rates for this run only: the saved model keeps the rates of its preset, `model`
+    or `init`, the ones fine-tuning uses (a short run of a small model underfits, and learns faster
+    and steps faster without dropout).
     """
 
     train_data: str = ""
@@ -41,6 +44,7 @@ class PretrainConfig:
     preset: str = "tiny"
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     init: str | None = None
+    dropout: float | None = None  # both rates while pretraining; None: the model's own
     vocab: str | None = None
     lowercase: bool | None = None
     objective: str | None = None  # default: the data's objective, or "nsp" for raw text
@@ -118,6 +122,8 @@ class PretrainConfig:
             raise ValueError(f"keep_checkpoints must be >= 0 (0 keeps all), got {self.keep_checkpoints}")
         if self.heldout_text and self.heldout_data:
             raise ValueError("give heldout_text or heldout_data, not both")
+        if self.dropout is not None and not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
 
 def _is_tfrecord_dir(path: str) -> bool:
@@ -216,7 +222,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
 
     import keras
 
-    from kbert.convert.checkpoints import load_pretrained, read_pretraining_heads, save_pretrained
+    from kbert.convert.checkpoints import load_pretrained, read_config, read_pretraining_heads, save_pretrained
     from kbert.models.bert_encoder import BertEncoder
     from kbert.models.bert_pretrainer import BertPretrainer
     from kbert.training.callbacks import HeldoutLogger, TimeLimit, fit_steps, restored_step, training_callbacks
@@ -237,12 +243,16 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     out = pathlib.Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
 
+    base = (read_config(config.init) if config.init
+            else BertConfig.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()))
+    own_rates = {field: config.model.get(field, getattr(base, field)) for field in DROPOUT_FIELDS}
+    run_rates = own_rates if config.dropout is None else dict.fromkeys(DROPOUT_FIELDS, config.dropout)
     with strategy.scope():
         if config.init:
-            encoder = load_pretrained(config.init, **config.model)
+            encoder = load_pretrained(config.init, **{**config.model, **run_rates})
         else:
             encoder = BertEncoder(**BertConfig.from_preset(
-                config.preset, vocab_size=tokenizer.vocabulary_size(), **config.model).to_dict())
+                config.preset, vocab_size=tokenizer.vocabulary_size(), **{**config.model, **run_rates}).to_dict())
         if encoder.bert_config.vocab_size != tokenizer.vocabulary_size():
             raise ValueError(
                 f"The model's vocab_size {encoder.bert_config.vocab_size} differs from the vocabulary's "
@@ -290,6 +300,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         "config": dataclasses.asdict(config),
     }
     if is_chief():
-        save_pretrained(pretrainer, out, vocabulary=tokenizer)
+        save_pretrained(pretrainer, out, vocabulary=tokenizer,
+                        config=dataclasses.replace(encoder.bert_config, **own_rates))
         (out / "history.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     return summary

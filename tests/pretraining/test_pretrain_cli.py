@@ -91,6 +91,45 @@ def test_pretrain_from_raw_text_with_sop(corpus):
     assert (out / "vocab.txt").read_text() == (corpus / "vocab.txt").read_text()
 
 
+def test_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkeypatch):
+    import kbert.convert.checkpoints
+    import kbert.models.bert_encoder
+
+    built = []
+
+    class RecordingEncoder(kbert.models.bert_encoder.BertEncoder):
+        def __init__(self, **fields):
+            built.append((fields["hidden_dropout_prob"], fields["attention_probs_dropout_prob"]))
+            super().__init__(**fields)
+
+    monkeypatch.setattr(kbert.models.bert_encoder, "BertEncoder", RecordingEncoder)
+    monkeypatch.setattr(kbert.convert.checkpoints, "BertEncoder", RecordingEncoder)
+    common = ["--vocab", str(corpus / "vocab.txt"), "--objective", "none", "--steps", "2", "--batch-size", "4",
+              "--max-seq-length", "32", "--dropout", "0", "--verbose", "0"]
+    assert main(["pretrain", "--train-data", str(corpus / "corpus.txt"), "--preset", "tiny",
+                 "--out", str(corpus / "p1"), *common]) == 0
+    assert built == [(0.0, 0.0)]  # the run trained without dropout
+    saved = kbert.load_pretrained(corpus / "p1").bert_config
+    assert (saved.hidden_dropout_prob, saved.attention_probs_dropout_prob) == (0.1, 0.1)  # the preset's
+
+    # From --init, a rate set under `model` is the model's own; --dropout still rules the run.
+    (corpus / "phase2.yaml").write_text("model:\n  attention_probs_dropout_prob: 0.2\n")
+    built.clear()
+    assert main(["pretrain", "--train-data", str(corpus / "corpus.txt"), "--init", str(corpus / "p1"),
+                 "--config", str(corpus / "phase2.yaml"), "--out", str(corpus / "p2"), *common]) == 0
+    assert built[0] == (0.0, 0.0)
+    saved = kbert.convert.checkpoints.read_config(corpus / "p2")
+    assert (saved.hidden_dropout_prob, saved.attention_probs_dropout_prob) == (0.1, 0.2)
+
+
+def test_save_pretrained_config_changes_dropout_only(tmp_path):
+    import dataclasses
+
+    encoder = kbert.BertEncoder(**{**MODEL, "vocab_size": 20})
+    with pytest.raises(ValueError, match="dropout rates only"):
+        kbert.save_pretrained(encoder, tmp_path, config=dataclasses.replace(encoder.bert_config, hidden_size=64))
+
+
 @pytest.mark.slow
 def test_pretrain_mirrored_over_two_logical_cpus(corpus):
     # BERT features hold a boolean padding mask, which Keras 3.15's symbolic build would mean-reduce.
@@ -128,3 +167,5 @@ def test_config_file_fields(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"stepz": 3}))
     with pytest.raises(ValueError, match="stepz"):
         PretrainConfig.from_file(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="dropout must be in"):
+        PretrainConfig(train_data="data", out="o", dropout=1.0).validate()
