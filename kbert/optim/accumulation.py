@@ -57,6 +57,10 @@ class GradientAccumulation:
                                                aggregation="only_first_replica")
 
     def apply(self, grads: list, trainable_variables: list | None = None) -> None:
+        # An embedding's gradient comes as the rows a batch touched (tf.IndexedSlices); it is written out
+        # densely, as PyTorch gives it: Adam decays every row's moments each step (kbert's AdamW cannot
+        # take the rows at all), and Keras' Lamb updates the rows differently from the dense gradient.
+        grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
         if self.accumulation_steps == 1:
             return super().apply(grads, trainable_variables)
         if trainable_variables is None:

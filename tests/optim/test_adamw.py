@@ -146,3 +146,18 @@ def test_loss_scale_wrapper_keeps_the_rule():
     scaled.apply_gradients([(tf.constant(grad * scaled.dynamic_scale.numpy()), variable)])
     # First bias-corrected Adam step: m_hat / sqrt(v_hat) = sign(g), so each weight moves by lr.
     np.testing.assert_allclose(variable.numpy(), [0.9, -1.9], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["adamw", "lamb"])
+def test_row_gradients_of_an_embedding_train_as_dense_ones(name):
+    # Without clipping (which densifies), tf.gather's gradient reaches the optimizer as tf.IndexedSlices,
+    # with a repeated row; the update must equal the one for the same gradient written out densely.
+    table = np.random.RandomState(0).randn(5, 3).astype("float32")
+    rows, values = tf.constant([1, 3, 1]), tf.constant(np.arange(9, dtype="float32").reshape(3, 3))
+    sparse, dense = keras.Variable(table), keras.Variable(table)
+    opt_sparse, opt_dense = (create_optimizer(1e-2, optimizer=name, clipnorm=None) for _ in range(2))
+    for _ in range(3):
+        opt_sparse.apply_gradients([(tf.IndexedSlices(values, rows, tf.constant([5, 3])), sparse)])
+        opt_dense.apply_gradients([(tf.math.unsorted_segment_sum(values, rows, 5), dense)])
+    np.testing.assert_allclose(sparse.numpy(), dense.numpy(), rtol=1e-6)
+    assert not np.allclose(sparse.numpy(), table)
