@@ -64,13 +64,12 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.n
     """Reads any supported checkpoint directory into its config and `{google_name: array}`."""
     path = pathlib.Path(path)
     fmt = detect_format(path)
+    config = read_config(path)  # first: a broken config is named before missing weights
     if fmt == "kbert":
-        tensors = _read_safetensors(path / KBERT_WEIGHTS)
-    elif fmt == "google":
-        tensors = _read_google(path)
-    else:
-        tensors = _read_hf(path)
-    return read_config(path), tensors
+        return config, _read_safetensors(path / KBERT_WEIGHTS)
+    if fmt == "google":
+        return config, _read_google(path)
+    return config, _read_hf(path)
 
 
 def _read_safetensors(file: pathlib.Path) -> dict[str, np.ndarray]:
