@@ -11,7 +11,7 @@ rounds so that machine noise hits each alike; compilation and warm-up steps are 
   `kbert.pretraining_data.pretraining_feature_spec`; plain `tf.function`, XLA, and mixed_bfloat16.
 - HF PyTorch `transformers.BertForPreTraining`, same shapes, `torch.optim.AdamW`; its MLM decoder runs at
   every position (labels are -100 except at the masked ones).
-- keras-hub `BertMaskedLM` (`BertBackbone` of the same size, no preprocessor), plain and XLA, with
+- keras-hub `BertMaskedLM` (`BertBackbone` of the same size, no preprocessor), plain, XLA and (with --bf16) mixed_bfloat16, with
   `keras.optimizers.AdamW`; it has no NSP head.
 
     python -m benchmarks.pretraining [--rounds 3] [--steps 2] [--bf16] [--ablations] [--no-write]
@@ -247,7 +247,7 @@ def main() -> None:
     if kbert_best and HF in median and hub_best:
         lines.append(
             f"Best kbert ({kbert_best}): {median[kbert_best] / median[HF]:.2f}x HF PyTorch (goal >= 2x), "
-            f"{median[kbert_best] / median[hub_best]:.2f}x keras-hub's best, {hub_best} (goal >= 1.0x).  ")
+            f"{median[kbert_best] / median[hub_best]:.2f}x keras-hub's best, {hub_best} (goal >= 1.3x).  ")
     lines.append("Measured before kbert existed (issue text, same machine type): HF PyTorch 8.3 seq/s; keras-hub "
                  "16.6, 18.7 with XLA, 25.4 with TF_ENABLE_ONEDNN_OPTS=1.")
     publish("pretraining_training", "\n".join(lines), write=not args.no_write)
