@@ -11,8 +11,8 @@ rounds so that machine noise hits each alike; compilation and warm-up steps are 
   `kbert.pretraining_data.pretraining_feature_spec`; plain `tf.function`, XLA, and mixed_bfloat16.
 - HF PyTorch `transformers.BertForPreTraining`, same shapes, `torch.optim.AdamW`; its MLM decoder runs at
   every position (labels are -100 except at the masked ones).
-- keras-hub `BertMaskedLM` (`BertBackbone` of the same size, no preprocessor), plain, XLA and (with --bf16) mixed_bfloat16, with
-  `keras.optimizers.AdamW`; it has no NSP head.
+- keras-hub `BertMaskedLM` (`BertBackbone` of the same size, no preprocessor), plain, XLA and (with
+  --bf16) mixed_bfloat16, with `keras.optimizers.AdamW`; it has no NSP head.
 
     python -m benchmarks.pretraining [--rounds 3] [--steps 2] [--bf16] [--ablations] [--no-write]
 """
