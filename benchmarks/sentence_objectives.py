@@ -43,7 +43,7 @@ def continue_with(objective: str, args: argparse.Namespace, run: pathlib.Path, w
         batch_size=args.batch_size, learning_rate=args.learning_rate, warmup_steps=args.steps // 10,
         max_seq_length=args.max_seq_length, layout="paragraphs", heldout_text=str(run / "heldout" / "*.txt"),
         heldout_max_instances=args.heldout_max_instances, save_every_steps=max(1, args.steps // args.evaluations),
-        seed=args.seed, verbose=2))
+        seed=args.seed, dropout=args.dropout, verbose=2))
     curve = [json.loads(p.read_text()) for p in sorted((out / "heldout").glob("step_*.json"))]
     return {"steps": [c["step"] for c in curve],
             "sentence_accuracy": [c["sentence_accuracy"] for c in curve],
@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dupe-factor", type=int, default=2)
     parser.add_argument("--heldout-max-instances", type=int, default=2048)
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--dropout", type=float,
+                        help="both dropout rates while continuing (default: the model's saved rates)")
     args = parser.parse_args(argv)
     run = pathlib.Path(args.run)
     if not (run / "model" / "kbert_config.json").exists():

@@ -83,7 +83,7 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
     assert 0.0 <= domains["accuracy"]["other"] <= 1.0
 
     assert sentence_objectives.main(["--run", str(out), "--steps", "4", "--evaluations", "2", "--batch-size", "8",
-                                     "--max-seq-length", "32", "--out", str(tmp_path / "nsp_sop.json")]) == 0
+                                     "--max-seq-length", "32", "--dropout", "0", "--out", str(tmp_path / "nsp_sop.json")]) == 0
     curves = json.loads((tmp_path / "nsp_sop.json").read_text())
     assert [curves[o]["steps"] for o in ("nsp", "sop")] == [[2, 4], [2, 4]]
     assert all(0.0 <= a <= 1.0 for o in ("nsp", "sop") for a in curves[o]["sentence_accuracy"])
