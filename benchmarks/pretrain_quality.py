@@ -184,17 +184,23 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
             "phases": phases}
 
 
-def finetune_runs(args: argparse.Namespace, work: pathlib.Path) -> tuple[dict, list[str]]:
-    """Fine-tunes the pretrained model and a random init per task and seed, through the CLI."""
+def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | None = None,
+                  runs: pathlib.Path | None = None) -> tuple[dict, list[str]]:
+    """Fine-tunes `work`'s model and a random init per task and seed, through the CLI, into `runs`/TASK/.
+
+    `tasks` (default: `--downstream`, else the language's) maps a name to (command, train, validation,
+    metric, flags) as in DOWNSTREAM; `runs` defaults to `work`/finetune.
+    """
     from kbert.cli.main import main
 
-    if args.downstream:
+    runs = runs or work / "finetune"
+    if tasks is None and args.downstream:
         train, validation = args.downstream
         kind = "tag" if args.tag else "classify"
         flags = [] if args.tag else ["--text-column", args.text_column, "--label-column", args.label_column]
         tasks = {pathlib.Path(train).parent.name or "downstream":
                  (kind, train, validation, "f1" if args.tag else "accuracy", flags)}
-    else:
+    elif tasks is None:
         tasks = DOWNSTREAM[args.lang]
     results, commands = {}, []
     for name, (command, train, validation, metric, flags) in tasks.items():
@@ -202,7 +208,7 @@ def finetune_runs(args: argparse.Namespace, work: pathlib.Path) -> tuple[dict, l
         losses: dict[str, list] = {"pretrained": [], "random": []}
         for init in ("pretrained", "random"):
             for seed in args.seeds:
-                out = work / "finetune" / name / f"{init}_{seed}"
+                out = runs / name / f"{init}_{seed}"
                 source = ["--init", str(work / "model")] if init == "pretrained" else [
                     "--preset", "tiny", "--vocab", str(work / "vocab.txt")]
                 argv = ["finetune", command, *source, "--train", str(train), "--validation", str(validation),

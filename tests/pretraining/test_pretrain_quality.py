@@ -87,3 +87,18 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
     curves = json.loads((tmp_path / "nsp_sop.json").read_text())
     assert [curves[o]["steps"] for o in ("nsp", "sop")] == [[2, 4], [2, 4]]
     assert all(0.0 <= a <= 1.0 for o in ("nsp", "sop") for a in curves[o]["sentence_accuracy"])
+
+    # The labelled-data curve: the same fine-tuning at two training sizes. At 64 rows (all of them) with the
+    # main run's seed and epochs it repeats that run; at 32 rows it trains one step an epoch instead of two.
+    from benchmarks import labelled_data_curve
+
+    assert labelled_data_curve.main(["--run", str(out), "--downstream", str(tmp_path / "task" / "train.tsv"),
+                                     str(tmp_path / "task" / "dev.tsv"), "--sizes", "32", "64", "--seeds", "0",
+                                     "--finetune-epochs", "1", "--out", str(tmp_path / "curve.json")]) == 0
+    by_size = json.loads((tmp_path / "curve.json").read_text())["tasks"]["task"]["by_size"]
+    assert list(by_size) == ["32", "64"]
+    assert by_size["64"]["pretrained"] == pytest.approx(task["pretrained"], abs=1e-6)
+    assert by_size["64"]["random"] == pytest.approx(task["random"], abs=1e-6)
+    steps = {size: json.loads((out / "labelled_curve" / size / "task" / "pretrained_0" / "history.json").read_text())
+             ["steps_per_epoch"] for size in by_size}
+    assert steps == {"32": 1, "64": 2}
