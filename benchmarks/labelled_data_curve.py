@@ -25,7 +25,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.pretrain_quality import DOWNSTREAM, finetune_runs  # noqa: E402
+from benchmarks.pretrain_quality import DOWNSTREAM, downstream_tasks, finetune_runs  # noqa: E402
 
 
 def markdown(curve: dict) -> str:
@@ -64,20 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     run = pathlib.Path(args.run)
     if not (run / "model").is_dir() or not (run / "vocab.txt").is_file():
         parser.error(f"{run} has no model/ and vocab.txt: pass a benchmarks/pretrain_quality.py output directory")
-    known = DOWNSTREAM[args.lang]
-    if args.downstream:
-        train, validation = args.downstream
-        known = {pathlib.Path(train).parent.name or "downstream": (
-            "classify", train, validation, "accuracy",
-            ["--text-column", args.text_column, "--label-column", args.label_column])}
+    # The fields of pretrain_quality's arguments that its fine-tuning stage reads.
+    settings = argparse.Namespace(downstream=args.downstream, tag=False, text_column=args.text_column,
+                                  label_column=args.label_column, lang=args.lang, seeds=args.seeds,
+                                  resume=args.resume, finetune_epochs=args.finetune_epochs,
+                                  finetune_learning_rate=args.finetune_learning_rate)
+    known = downstream_tasks(settings)
     names = args.tasks or [name for name, task in known.items() if task[0] == "classify"]
     unknown = sorted(set(names) - set(known))
     if unknown:
         parser.error(f"unknown task(s) {unknown} for --lang {args.lang}; known: {sorted(known)}")
-    # The fields of pretrain_quality's arguments that its fine-tuning stage reads.
-    settings = argparse.Namespace(downstream=None, lang=args.lang, seeds=args.seeds, resume=args.resume,
-                                  finetune_epochs=args.finetune_epochs,
-                                  finetune_learning_rate=args.finetune_learning_rate)
     curve = {"run": str(run), "lang": args.lang, "seeds": args.seeds, "epochs": args.finetune_epochs,
              "learning_rate": args.finetune_learning_rate, "sizes": args.sizes,
              "tasks": {name: {"metric": known[name][3], "by_size": {}} for name in names}}

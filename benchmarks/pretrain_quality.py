@@ -184,24 +184,28 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
             "phases": phases}
 
 
+def downstream_tasks(args: argparse.Namespace) -> dict:
+    """`--downstream` as one task named after its folder, else the language's tasks (as in DOWNSTREAM)."""
+    if not args.downstream:
+        return DOWNSTREAM[args.lang]
+    train, validation = args.downstream
+    kind = "tag" if args.tag else "classify"
+    flags = [] if args.tag else ["--text-column", args.text_column, "--label-column", args.label_column]
+    return {pathlib.Path(train).parent.name or "downstream":
+            (kind, train, validation, "f1" if args.tag else "accuracy", flags)}
+
+
 def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | None = None,
                   runs: pathlib.Path | None = None) -> tuple[dict, list[str]]:
     """Fine-tunes `work`'s model and a random init per task and seed, through the CLI, into `runs`/TASK/.
 
-    `tasks` (default: `--downstream`, else the language's) maps a name to (command, train, validation,
-    metric, flags) as in DOWNSTREAM; `runs` defaults to `work`/finetune.
+    `tasks` (default: `downstream_tasks(args)`) maps a name to (command, train, validation, metric, flags)
+    as in DOWNSTREAM; `runs` defaults to `work`/finetune.
     """
     from kbert.cli.main import main
 
     runs = runs or work / "finetune"
-    if tasks is None and args.downstream:
-        train, validation = args.downstream
-        kind = "tag" if args.tag else "classify"
-        flags = [] if args.tag else ["--text-column", args.text_column, "--label-column", args.label_column]
-        tasks = {pathlib.Path(train).parent.name or "downstream":
-                 (kind, train, validation, "f1" if args.tag else "accuracy", flags)}
-    elif tasks is None:
-        tasks = DOWNSTREAM[args.lang]
+    tasks = downstream_tasks(args) if tasks is None else tasks
     results, commands = {}, []
     for name, (command, train, validation, metric, flags) in tasks.items():
         scores: dict[str, list] = {"pretrained": [], "random": []}
