@@ -25,7 +25,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.pretrain_quality import DOWNSTREAM, downstream_tasks, finetune_runs  # noqa: E402
+from benchmarks.pretrain_quality import (  # noqa: E402
+    DOWNSTREAM, FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE, downstream_tasks, finetune_runs)
 
 
 def markdown(curve: dict) -> str:
@@ -56,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label-column", default="label")
     parser.add_argument("--sizes", nargs="+", type=int, default=[1000, 2000, 5000, 20000])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--finetune-epochs", type=int, default=3)
-    parser.add_argument("--finetune-learning-rate", type=float, default=3e-4)
+    parser.add_argument("--finetune-epochs", type=int, default=FINETUNE_EPOCHS)
+    parser.add_argument("--finetune-learning-rate", type=float, default=FINETUNE_LEARNING_RATE)
     parser.add_argument("--resume", action="store_true", help="keep finished fine-tuning runs")
     parser.add_argument("--out", required=True, help="results JSON")
     args = parser.parse_args(argv)
@@ -74,13 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(known))
     if unknown:
         parser.error(f"unknown task(s) {unknown} for --lang {args.lang}; known: {sorted(known)}")
+    tasks = {name: known[name] for name in names}
     curve = {"run": str(run), "lang": args.lang, "seeds": args.seeds, "epochs": args.finetune_epochs,
              "learning_rate": args.finetune_learning_rate, "sizes": args.sizes,
-             "tasks": {name: {"metric": known[name][3], "by_size": {}} for name in names}}
+             "tasks": {name: {"metric": task[3], "by_size": {}} for name, task in tasks.items()}}
     for size in args.sizes:
         settings.max_train_examples = size
-        results, _ = finetune_runs(settings, run, {name: known[name] for name in names},
-                                   run / "labelled_curve" / str(size))
+        results, _ = finetune_runs(settings, run, tasks, run / "labelled_curve" / str(size))
         for name, result in results.items():
             curve["tasks"][name]["by_size"][str(size)] = {
                 key: result[key] for key in ("pretrained", "random", "difference", "error") if key in result}

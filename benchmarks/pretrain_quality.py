@@ -49,6 +49,8 @@ LANGUAGES = {
            "extra": (DATA / "zh_book_review" / "train.tsv", 1, 20), "layout": "paragraphs", "dupe_factor": 10,
            "recipes": ["pretrain_zh_tiny_seq32.yaml", "pretrain_zh_tiny.yaml"]},
 }
+# The fine-tuning recipe of every downstream run, both starts (a task's flags may set its own epochs).
+FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE = 3, 3e-4
 # name: (command, train, validation, metric key in metrics.json, extra flags)
 DOWNSTREAM = {
     "en": {"sst2": ("classify", DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", "accuracy",
@@ -285,9 +287,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="sizes the step budget (and so the learning-rate decay) of a recipe without "
                              "max_minutes")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--finetune-epochs", type=int, default=3,
+    parser.add_argument("--finetune-epochs", type=int, default=FINETUNE_EPOCHS,
                         help="epochs of every fine-tuning run, except a default task that sets its own (MSRA NER: 10)")
-    parser.add_argument("--finetune-learning-rate", type=float, default=3e-4)
+    parser.add_argument("--finetune-learning-rate", type=float, default=FINETUNE_LEARNING_RATE)
     parser.add_argument("--max-train-examples", type=int, default=20000, help="0: all")
     parser.add_argument("--resume", action="store_true",
                         help="keep a finished pretraining run and finished fine-tuning runs found in --out")
