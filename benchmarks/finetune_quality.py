@@ -41,7 +41,7 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from benchmarks.finetune_tasks import METRICS, REPO, build_tasks, read_json
+from benchmarks.finetune_tasks import METRICS, REPO, TASK_NAMES, build_tasks, read_json
 from benchmarks.seed_spread import quality_table, wall_time_table
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -158,6 +158,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-write", action="store_true", help="print the table, leave BENCHMARKS.md alone")
     args = parser.parse_args(argv)
     args.frameworks = [{"hf": "reference"}.get(f, f) for f in args.frameworks.split(",")]
+    for flag, given, known in (("--tasks", args.tasks.split(","), TASK_NAMES),
+                               ("--frameworks", args.frameworks, ("kbert", "reference"))):
+        unknown = [name for name in given if name not in known]
+        if unknown:
+            parser.error(f"{flag}: unknown {unknown}; known: {', '.join(known)}")
+    for flag in ("sizes", "pair_sizes", "conll_sizes", "squad_sizes"):
+        if min(getattr(args, flag) or [1]) < 1:
+            parser.error(f"--{flag.replace('_', '-')} are numbers of training examples (1 or more), "
+                         f"got {getattr(args, flag)}")
     args.section = args.section or ("finetune_wall_time" if args.wall_time else "finetune_quality")
     if args.init is None:
         import kbert.pretrained

@@ -154,6 +154,10 @@ class SquadWindows:
         return metrics["f1"], {"exact_match": metrics["exact_match"], "f1": metrics["f1"]}
 
 
+# The --tasks names of benchmarks/finetune_quality.py, in the order build_tasks runs them.
+TASK_NAMES = ("sst2", "pairs", "conll", "squad")
+
+
 def build_tasks(args: argparse.Namespace, work: pathlib.Path) -> dict[str, tuple[Task, list[int]]]:
     """{task flag: (Task, training sizes)} for the tasks named in --tasks."""
     limit = (lambda own: args.dev_rows or own)

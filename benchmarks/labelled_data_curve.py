@@ -26,7 +26,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.pretrain_quality import (  # noqa: E402
-    DOWNSTREAM, FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE, downstream_tasks, finetune_runs)
+    DOWNSTREAM, FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE, check_downstream, downstream_tasks, finetune_runs)
 
 
 def markdown(curve: dict) -> str:
@@ -76,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown task(s) {unknown} for --lang {args.lang}; known: {sorted(known)}")
     tasks = {name: known[name] for name in names}
+    if min(args.sizes) < 1:
+        parser.error(f"--sizes are numbers of training rows (1 or more), got {args.sizes}")
+    try:
+        for size in args.sizes:
+            check_downstream(tasks, size)
+    except ValueError as error:
+        parser.error(str(error))
     curve = {"run": str(run), "lang": args.lang, "seeds": args.seeds, "epochs": args.finetune_epochs,
              "learning_rate": args.finetune_learning_rate, "sizes": args.sizes,
              "tasks": {name: {"metric": task[3], "by_size": {}} for name, task in tasks.items()}}

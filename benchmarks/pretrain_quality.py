@@ -197,6 +197,30 @@ def downstream_tasks(args: argparse.Namespace) -> dict:
             (kind, train, validation, "f1" if args.tag else "accuracy", flags)}
 
 
+def check_downstream(tasks: dict, max_train_examples: int | None = None) -> None:
+    """Reads each task's files as its `kbert finetune` run will (flags, first rows, labels).
+
+    So that a wrong path, column or label stops the benchmark at once, not after the hour of pretraining.
+
+    Raises:
+        ValueError: naming the task and what its files lack.
+    """
+    from kbert.cli import finetune as finetune_cli
+
+    parser = argparse.ArgumentParser(prog="kbert finetune")
+    finetune_cli.add_arguments(parser)
+    for name, (command, train, validation, _, flags) in tasks.items():
+        args = parser.parse_args([command, "--train", str(train), "--validation", str(validation), "--out", "-",
+                                  *flags])
+        task = finetune_cli.task_from_args(args)
+        try:
+            examples = task.read_examples(train, max_train_examples or None, getattr(args, "train_articles", None))
+            task = task.prepare(train, examples)
+            task.check_labels(task.read_examples(validation, None, getattr(args, "validation_articles", None)))
+        except (ValueError, OSError) as error:
+            raise ValueError(f"downstream task {name}: {error}") from error
+
+
 def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | None = None,
                   runs: pathlib.Path | None = None) -> tuple[dict, list[str]]:
     """Fine-tunes `work`'s model and a random init per task and seed, through the CLI, into `runs`/TASK/.
@@ -294,6 +318,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true",
                         help="keep a finished pretraining run and finished fine-tuning runs found in --out")
     args = parser.parse_args(argv)
+    if args.minutes <= 0:
+        parser.error(f"--minutes must be positive, got {args.minutes:g}")
+    if args.heldout_text and not glob.glob(args.heldout_text):
+        parser.error(f"--heldout-text: no file matches {args.heldout_text}")
+    if args.heldout_text and not any(pathlib.Path(f).read_bytes().strip() for f in glob.glob(args.heldout_text)):
+        parser.error(f"--heldout-text: {args.heldout_text} holds no text")
+    try:
+        check_downstream(downstream_tasks(args), args.max_train_examples)
+    except ValueError as error:
+        parser.error(str(error))
     work = pathlib.Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

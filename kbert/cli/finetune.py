@@ -102,15 +102,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             _add_field(sub, field, hint, field.metadata.get("help", ""))
 
 
-def run(args: argparse.Namespace) -> int:
+def task_from_args(args: argparse.Namespace):
+    """The `kbert.tasks.Task` that parsed `kbert finetune TASK ...` arguments describe."""
     from kbert.tasks.registry import COMMANDS
+
+    given = {k: v for k, v in vars(args).items() if v is not None}
+    task_class = COMMANDS[args.task]
+    return task_class(**{f.name: given[f.name] for f, _ in _fields(task_class) if f.name in given})
+
+
+def run(args: argparse.Namespace) -> int:
     from kbert.training.finetune import FinetuneConfig, finetune
 
     if args.init is None and args.vocab is None:
         raise UsageError("without --init, --vocab is required (random weights need a vocabulary)")
     given = {k: v for k, v in vars(args).items() if v is not None}
-    task_class = COMMANDS[args.task]
-    task = task_class(**{f.name: given[f.name] for f, _ in _fields(task_class) if f.name in given})
+    task = task_from_args(args)
     config = FinetuneConfig(**{f.name: given[f.name] for f in dataclasses.fields(FinetuneConfig)
                                if f.name in given}, verbose=0 if args.quiet else 1)
     result = finetune(task, config)

@@ -165,3 +165,18 @@ def test_paired_inputs_for_tagging_keep_each_sentence_and_name_the_head_columns(
     assert read_tagging(train, tag_column="ner", tag_format=None)[0]["words"] == written[0][0]  # kbert reads it
     arrays = np.load(head)
     assert list(arrays["labels"]) == ["B-LOC", "B-PER", "O"] and arrays["kernel"].shape == (8, 3)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--tasks", "sst2,glue"], "--tasks: unknown ['glue']"),
+    (["--frameworks", "kbert,torch"], "--frameworks: unknown ['torch']"),
+    (["--sizes", "500", "0"], "--sizes are numbers of training examples (1 or more)"),
+    (["--conll-sizes", "-1"], "--conll-sizes are numbers of training examples"),
+])
+def test_finetune_quality_refuses_unknown_tasks_and_empty_sizes(capsys, flags, message):
+    """A typo in --tasks used to give an empty table and exit 0."""
+    from benchmarks.finetune_quality import parse_args
+
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args([*flags, "--init", "unused"])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err

@@ -102,3 +102,44 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
     steps = {size: json.loads((out / "labelled_curve" / size / "task" / "pretrained_0" / "history.json").read_text())
              ["steps_per_epoch"] for size in by_size}
     assert steps == {"32": 1, "64": 2}
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--minutes", "0"], "--minutes must be positive"),
+    (["--heldout-text", "{tmp}/missing.txt"], "--heldout-text: no file matches"),
+    (["--heldout-text", "{tmp}/empty.txt"], "empty.txt holds no text"),
+    (["--downstream", "{tmp}/missing.tsv", "{tmp}/dev.tsv"], "missing.tsv: no such file"),
+    (["--downstream", "{tmp}/train.tsv", "{tmp}/dev.tsv", "--text-column", "text"], "no column 'text'"),
+    (["--downstream", "{tmp}/train.tsv", "{tmp}/odd_labels.tsv"], "label '2' is not one of"),
+])
+def test_pretrain_quality_refuses_bad_arguments_before_any_work(tmp_path, capsys, flags, message):
+    """A wrong flag, path, column or label stops the benchmark at once, not after an hour of pretraining."""
+    from benchmarks.pretrain_quality import main
+
+    (tmp_path / "train.tsv").write_text("sentence\tlabel\ngood film\t1\nbad film\t0\n", encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("sentence\tlabel\nfine\t1\n", encoding="utf-8")
+    (tmp_path / "odd_labels.tsv").write_text("sentence\tlabel\nfine\t2\n", encoding="utf-8")
+    (tmp_path / "empty.txt").write_text("\n \n", encoding="utf-8")
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--out", str(out), *(flag.format(tmp=tmp_path) for flag in flags)])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # nothing built
+
+
+def test_labelled_data_curve_refuses_bad_sizes_and_labels_before_any_work(tmp_path, capsys):
+    from benchmarks.labelled_data_curve import main
+
+    run = tmp_path / "run"
+    (run / "model").mkdir(parents=True)
+    (run / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n", encoding="utf-8")
+    (tmp_path / "train.tsv").write_text("sentence\tlabel\ngood film\t1\nbad film\t0\n", encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("sentence\tlabel\nfine\t0\n", encoding="utf-8")
+    task = ["--downstream", str(tmp_path / "train.tsv"), str(tmp_path / "dev.tsv")]
+    for sizes, message in ((["0", "2"], "--sizes are numbers of training rows"),
+                           (["1"], "label '0' is not one of the model's labels ['1']")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--run", str(run), *task, "--sizes", *sizes, "--out", str(tmp_path / "curve.json")])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    assert not (run / "labelled_curve").exists() and not (tmp_path / "curve.json").exists()
