@@ -320,10 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.minutes <= 0:
         parser.error(f"--minutes must be positive, got {args.minutes:g}")
-    if args.heldout_text and not glob.glob(args.heldout_text):
-        parser.error(f"--heldout-text: no file matches {args.heldout_text}")
-    if args.heldout_text and not any(pathlib.Path(f).read_bytes().strip() for f in glob.glob(args.heldout_text)):
-        parser.error(f"--heldout-text: {args.heldout_text} holds no text")
+    if args.heldout_text:
+        heldout_files = glob.glob(args.heldout_text)
+        if not heldout_files:
+            parser.error(f"--heldout-text: no file matches {args.heldout_text}")
+        if not any(pathlib.Path(f).read_bytes().strip() for f in heldout_files):
+            parser.error(f"--heldout-text: {args.heldout_text} holds no text")
     try:
         check_downstream(downstream_tasks(args), args.max_train_examples)
     except ValueError as error:
