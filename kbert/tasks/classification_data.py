@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import default_pad_multiple, without_autotune
+from kbert.data_pipeline import as_written, default_pad_multiple
 from kbert.text.bert_preprocessor import BertPreprocessor
 
 Example = dict[str, Any]
@@ -138,4 +138,4 @@ def classification_dataset(
                                      fill={"token_ids": preprocessor.tokenizer.pad_token_id})
         return inputs if labels is None else (inputs, labels)
 
-    return without_autotune(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
+    return as_written(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import without_autotune
+from kbert.data_pipeline import as_written
 from kbert.text.bert_tokenizer import BertTokenizer
 
 Example = dict[str, Any]
@@ -67,7 +67,7 @@ class QAFeatures:
         dataset = tf.data.Dataset.from_tensor_slices(data)
         if shuffle:
             dataset = dataset.shuffle(len(self), seed=seed, reshuffle_each_iteration=True)
-        return without_autotune(dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE))
+        return as_written(dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE))
 
 
 def _answer_token_span(starts: np.ndarray, ends: np.ndarray, char_start: int, char_end: int):

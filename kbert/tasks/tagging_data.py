@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.constants import IGNORE_LABEL
-from kbert.data_pipeline import default_pad_multiple, without_autotune
+from kbert.data_pipeline import as_written, default_pad_multiple
 from kbert.tasks.classification_data import pad_to_multiple
 from kbert.text.bert_preprocessor import BertPreprocessor
 
@@ -133,4 +133,4 @@ def tagging_dataset(
             out["word_ids"] = word_ids
         return (out, labels) if with_labels else out
 
-    return without_autotune(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
+    return as_written(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

@@ -149,38 +149,68 @@ class BertPreprocessor(keras.layers.Layer):
         total = sum(keep) + len(segments) + 1  # (batch,)
         length = self.sequence_length if self.padding == "fixed" else tf.reduce_max(total)
         batch = tf.shape(lengths[0])[0]
-        positions = tf.broadcast_to(tf.range(length)[tf.newaxis, :], [batch, length])
+        positions = tf.range(length)[tf.newaxis, :]  # (1, length), broadcast against (batch, 1)
 
         tok = self.tokenizer
         aligned = aligned or {}
         fill = fill or {}
+        if len(segments) == 1:
+            return self._pack_one(segments[0], aligned, fill, total, length, batch)
         token_ids = tf.fill([batch, length], tf.constant(tok.pad_token_id, tf.int32))
         segment_ids = tf.zeros([batch, length], tf.int32)
         extra = {name: tf.fill([batch, length], tf.constant(fill.get(name, 0), tf.int32)) for name in aligned}
         token_ids = tf.where(positions == 0, tok.cls_token_id, token_ids)
-        start = tf.ones([batch], tf.int32)
+        start = tf.ones([batch, 1], tf.int32)
         for i, (segment, k) in enumerate(zip(segments, keep)):
-            index = positions - start[:, tf.newaxis]
-            inside = (index >= 0) & (index < k[:, tf.newaxis])
-            index = tf.clip_by_value(index, 0, budget - 1)
+            end = start + k[:, tf.newaxis]
+            inside = (positions >= start) & (positions < end)
+            if i > 0:
+                index = tf.clip_by_value(positions - start, 0, budget - 1)
 
             def place(values, current):
                 dense = tf.cast(values, tf.int32).to_tensor(shape=[None, budget])
-                return tf.where(inside, tf.gather(dense, index, batch_dims=1), current)
+                if i == 0:  # every row's first segment starts at position 1: a shift, not a gather
+                    moved = tf.pad(dense, [[0, 0], [1, len(segments)]])[:, :length]
+                else:
+                    moved = tf.gather(dense, index, batch_dims=1)
+                return tf.where(inside, moved, current)
 
             token_ids = place(segment, token_ids)
             for name, values in aligned.items():
                 extra[name] = place(values[i], extra[name])
-            sep = positions == (start + k)[:, tf.newaxis]
+            sep = positions == end
             token_ids = tf.where(sep, tok.sep_token_id, token_ids)
             segment_ids = tf.where(inside | sep, i, segment_ids)
-            start = start + k + 1
+            start = end + 1
         out = {
             "token_ids": token_ids,
             "segment_ids": segment_ids,
-            "padding_mask": positions < total[:, tf.newaxis],
+            "padding_mask": tf.broadcast_to(positions < total[:, tf.newaxis], [batch, length]),
         }
         out.update(extra)
+        return out
+
+    def _pack_one(self, ids, aligned: dict, fill: dict, total, length, batch) -> dict:
+        """`pack` of one segment: `[CLS] a [SEP]` is a row of columns (about half the work of a pair)."""
+        tok = self.tokenizer
+
+        def columns(values, first: int, value: int):
+            """`first`, then `values` truncated to the budget and padded with `value`, cut to `length`."""
+            budget = self.sequence_length - 2
+            dense = tf.cast(values, tf.int32).to_tensor(default_value=value, shape=[None, budget])
+            edges = [tf.fill([batch, 1], tf.constant(v, tf.int32)) for v in (first, value)]
+            return tf.concat([edges[0], dense, edges[1]], 1)[:, :length]
+
+        positions = tf.range(length)[tf.newaxis, :]
+        sep = positions == (total - 1)[:, tf.newaxis]
+        out = {
+            "token_ids": tf.where(sep, tok.sep_token_id, columns(ids, tok.cls_token_id, tok.pad_token_id)),
+            "segment_ids": tf.zeros([batch, length], tf.int32),
+            "padding_mask": tf.broadcast_to(positions < total[:, tf.newaxis], [batch, length]),
+        }
+        for name, values in aligned.items():
+            value = fill.get(name, 0)
+            out[name] = columns(values[0], value, value)
         return out
 
     def get_config(self) -> dict:

@@ -1,4 +1,5 @@
-"""The tf.data settings every task pipeline gets: no autotuning thread, and the padding multiple by host."""
+"""The tf.data settings every task pipeline gets: no autotuning thread, no static rewrites, and the padding
+multiple by host."""
 
 import tensorflow as tf
 
@@ -18,7 +19,7 @@ def test_default_pad_multiple_follows_the_devices(monkeypatch):
     assert data_pipeline.default_pad_multiple() == data_pipeline.ACCELERATOR_PAD_MULTIPLE
 
 
-def test_task_pipelines_run_without_autotuning():
+def test_task_pipelines_run_as_written():
     tokenizer = kbert.BertTokenizer(VOCAB)
     pre = kbert.BertPreprocessor(tokenizer, sequence_length=16, padding="dynamic")
     sentences = ClassificationTask(labels=["0", "1"]).dataset(
@@ -28,6 +29,7 @@ def test_task_pipelines_run_without_autotuning():
     rounded = data_pipeline.default_pad_multiple() > 1
     for data, longest in ((sentences, 5), (tags, 4)):  # [CLS] the cat (sat) [SEP]
         assert data.dataset.options().autotune.enabled is False
+        assert data.dataset.options().experimental_optimization.apply_default_optimizations is False
         (x, _), = list(data.dataset)
         assert x["token_ids"].shape[1] == (16 if rounded else longest)
     spans = QuestionAnsweringTask().dataset(
@@ -35,3 +37,4 @@ def test_task_pipelines_run_without_autotuning():
                                                                                        "answer_start": 19}]}],
         pre, 2, training=True)
     assert spans.dataset.options().autotune.enabled is False
+    assert spans.dataset.options().experimental_optimization.apply_default_optimizations is False

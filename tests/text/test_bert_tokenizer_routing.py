@@ -77,6 +77,7 @@ MIXED = [
     "Control\x00chars\x7f ok",
     "Zero\u200bwidth ß ﬁ ™ \u3000 end",
     "\U0002b820 x",  # ICU counts it as punctuation, the reference does not
+    "é" * 13 + "\u2014" + "é" * 13,  # two short words: the long-run check flags it all the same
     "the CAT sat",
 ]
 
@@ -90,11 +91,22 @@ def test_mixed_batch_keeps_order_and_matches_hf(pair):
 
 
 def test_routes_each_row_as_documented():
-    long_runs = tf.constant(["é" * 25, "é" * 26, "é" * 25 + " " + "é" * 25, "\U0002b820", "x" * 40 + "é"])
-    assert normalization.needs_exact_split(long_runs, 100).numpy().tolist() == [False, True, False, True, True]
+    long_runs = tf.constant(["é" * 25, "é" * 26, "é" * 25 + " " + "é" * 25, "\U0002b820", "x" * 40 + "é",
+                             "é" * 13 + "\u2014" + "é" * 13, "é" * 13 + "你" + "é" * 13])
+    assert normalization.needs_exact_split(long_runs, 100).numpy().tolist() == [
+        False, True, False, True, True, True, False]
     plain = tf.strings.regex_full_match(tf.constant(["a\tb\n~", "ab\x00", "\x7f", "é", ""]),
                                         normalization.PRINTABLE_ASCII)
     assert plain.numpy().tolist() == [True, False, False, False, True]
+
+
+def test_run_check_covers_every_word_character():
+    """`RUN_CHAR` holds every code point that BERT's splitting puts inside words (and may hold more)."""
+    _, _, classes = normalization.code_point_table(True, True)
+    words = [c for c in range(normalization.NUM_CODE_POINTS) if classes[c] == normalization.WORD
+             and not 0xD800 <= c < 0xE000]
+    matched = tf.strings.regex_full_match(tf.constant([chr(c) for c in words]), normalization.RUN_CHAR)
+    assert words and tf.reduce_all(matched).numpy(), [hex(words[i]) for i in tf.where(~matched)[:10, 0].numpy()]
 
 
 def test_long_word_limit_in_characters(minilm):
