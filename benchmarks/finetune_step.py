@@ -1,0 +1,147 @@
+"""One fine-tuning step, kbert against transformers + PyTorch: all-MiniLM-L6-v2 classifying, batch 32, length 64.
+
+The step alone (no data pipeline, no tracing): kbert's `BertClassifier.train_on_batch` with its default
+compile (AdamW, clipping 1.0) in float32, with XLA and under mixed_bfloat16, against
+`BertForSequenceClassification` with SDPA attention, AdamW (eps 1e-6, weight decay 0.01) and clipping at
+1.0 in float32. Separates the step from the rest of the whole-process wall time that
+`finetune_quality --wall-time` measures.
+
+Each implementation runs in a process of its own, one process at a time, rounds interleaved: in one
+process TensorFlow's idle threads slow PyTorch's step down (1,295 ms a step after kbert's steps against
+696 ms alone, on a 2-core Intel Xeon), which made an earlier in-process comparison flatter kbert.
+
+    python -m benchmarks.finetune_step [--rounds 3] [--steps 10] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+import kbert  # noqa: E402
+from benchmarks.report import command_line, cpu_name, publish  # noqa: E402
+
+BATCH, LENGTH = 32, 64
+
+
+def make_batch(seed: int = 0) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1000, 20000, (BATCH, LENGTH)).astype("int32")
+    inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones(ids.shape, bool)}
+    return inputs, rng.integers(0, 2, BATCH).astype("int32")
+
+
+def kbert_runner(*, jit_compile: bool = False, policy: str = "float32") -> Callable[[], None]:
+    keras.mixed_precision.set_global_policy(policy)  # for every layer the model builds, head included
+    try:
+        model = kbert.BertClassifier(kbert.load_pretrained(kbert.pretrained.minilm_path()), num_classes=2)
+        model.compile(jit_compile=jit_compile)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    x, y = make_batch()
+    return lambda: model.train_on_batch(x, y)
+
+
+def torch_runner() -> Callable[[], None]:
+    import torch
+    from transformers import BertForSequenceClassification
+
+    torch.manual_seed(0)
+    model = BertForSequenceClassification.from_pretrained(
+        str(kbert.pretrained.minilm_path()), num_labels=2, attn_implementation="sdpa").train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, eps=1e-6, weight_decay=0.01)
+    x, y = make_batch()
+    ids = torch.tensor(x["token_ids"], dtype=torch.long)
+    mask = torch.ones_like(ids)
+    labels = torch.tensor(y, dtype=torch.long)
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        loss.item()
+
+    return step
+
+
+RUNNERS: dict[str, Callable[[], Callable[[], None]]] = {
+    "kbert BertClassifier (tf.function)": kbert_runner,
+    "kbert BertClassifier (XLA)": lambda: kbert_runner(jit_compile=True),
+    "kbert BertClassifier (mixed_bfloat16)": lambda: kbert_runner(policy="mixed_bfloat16"),
+    "HF PyTorch BertForSequenceClassification": torch_runner,
+}
+REFERENCE = "HF PyTorch BertForSequenceClassification"
+
+
+def time_steps(name: str, steps: int) -> float:
+    """Seconds a step of runner `name`, mean of `steps` after 3 warm-up steps (tracing, oneDNN primitives)."""
+    import torch
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    step = RUNNERS[name]()
+    for _ in range(3):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return (time.perf_counter() - start) / steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10, help="timed steps per round")
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--only", choices=list(RUNNERS), help=argparse.SUPPRESS)  # one runner, in this process
+    args = parser.parse_args()
+    if args.only:
+        print(json.dumps({"seconds": time_steps(args.only, args.steps)}))
+        return
+
+    import torch
+
+    load = os.getloadavg()[0]
+    times: dict[str, list[float]] = {name: [] for name in RUNNERS}
+    for _ in range(args.rounds):
+        for name in RUNNERS:
+            out = subprocess.run([sys.executable, "-m", "benchmarks.finetune_step", "--only", name,
+                                  "--steps", str(args.steps)], check=True, capture_output=True, text=True)
+            times[name].append(json.loads(out.stdout.strip().splitlines()[-1])["seconds"])
+    reference = statistics.median(times[REFERENCE])
+    lines = [
+        "## Fine-tuning step: kbert vs. transformers + PyTorch (all-MiniLM-L6-v2, batch 32, length 64)",
+        "",
+        f"Command: `{command_line()}`  ",
+        f"Machine: {cpu_name()}, {os.cpu_count()} CPU cores, load average {load:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end; torch {torch.__version__} ({os.cpu_count()} threads).  ",
+        f"One optimizer step on one fixed batch; each implementation in a process of its own, {args.rounds} "
+        f"rounds, each the mean of {args.steps} steps after 3 warm-up steps; median over rounds. kbert: "
+        "`BertClassifier.compile()` defaults (AdamW, clipping 1.0); PyTorch: SDPA attention, AdamW eps 1e-6, "
+        "weight decay 0.01, clipping 1.0, float32.",
+        "",
+        "| implementation | ms a step | examples/s | per round (ms) | vs PyTorch |",
+        "|---|---:|---:|---|---:|",
+    ]
+    for name, ts in times.items():
+        median = statistics.median(ts)
+        rounds = ", ".join(f"{1000 * t:.0f}" for t in ts)
+        lines.append(f"| {name} | {1000 * median:.0f} | {BATCH / median:.1f} | {rounds} | "
+                     f"**{reference / median:.2f}x** |")
+    publish("finetune_step", "\n".join(lines), write=not args.no_write)
+
+
+if __name__ == "__main__":
+    main()
