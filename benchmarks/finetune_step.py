@@ -6,9 +6,9 @@ compile (AdamW, clipping 1.0) in float32, with XLA and under mixed_bfloat16, aga
 1.0 in float32. Separates the step from the rest of the whole-process wall time that
 `finetune_quality --wall-time` measures.
 
-Each implementation runs in a process of its own, one process at a time, rounds interleaved: in one
-process TensorFlow's idle threads slow PyTorch's step down (1,295 ms a step after kbert's steps against
-696 ms alone, on a 2-core Intel Xeon), which made an earlier in-process comparison flatter kbert.
+Each implementation runs in a process of its own, one process at a time, rounds interleaved: sharing a
+process with TensorFlow's thread pools moved the ratio by about 10% in kbert's favour on a 2-core Intel
+Xeon (PyTorch 808-849 ms a step beside kbert, 784 ms alone).
 
     python -m benchmarks.finetune_step [--rounds 3] [--steps 10] [--no-write]
 """
