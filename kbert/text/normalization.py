@@ -38,7 +38,8 @@ CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\p{Cf}\p{Co}\x{fffd}]"
 # Rust/Unicode White_Space minus the control characters already deleted above.
 WHITESPACE = r"[\t\n\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
 # BERT's punctuation: Unicode P* plus every ASCII character that is not a letter, digit or space.
-PUNCTUATION = r"[!-/:-@\[-\x60{-~\p{P}]"
+ASCII_PUNCTUATION = r"!-/:-@\[-\x60{-~"
+PUNCTUATION = f"[{ASCII_PUNCTUATION}\\p{{P}}]"
 # The CJK blocks of HF tokenizers' BertNormalizer (google-research/bert's list, but from U+2B920).
 CJK = (
     r"[\x{4e00}-\x{9fff}\x{3400}-\x{4dbf}\x{20000}-\x{2a6df}\x{2a700}-\x{2b73f}\x{2b740}-\x{2b81f}"
@@ -65,7 +66,7 @@ SPLIT_MISMATCH = (
 # Every character that can be part of a word (neither a split nor kept alone), and some more: all but
 # ASCII white space, ASCII punctuation and CJK. RE2 copies a class once per repetition of `{n,}`: with
 # the exact class (Unicode punctuation) `needs_exact_split` took 4 ms to compile, once per tf.data iterator.
-RUN_CHAR = rf"[^\t\n\r !-/:-@\[-\x60{{-~{CJK[1:-1]}]"
+RUN_CHAR = rf"[^\t\n\r {ASCII_PUNCTUATION}{CJK[1:-1]}]"
 
 
 def to_valid_utf8(text: tf.Tensor) -> tf.Tensor:
