@@ -35,10 +35,10 @@ class AdamW(GradientAccumulation, keras.optimizers.AdamW):
     The bias corrections are computed in float64, as PyTorch does with Python floats: in float32,
     `1 - 0.999^t` loses 4 digits at small `t`.
 
-    The Adam step runs as TensorFlow's fused `ResourceApplyAdam` kernel: one pass over each variable and
-    its two moments instead of a dozen element-wise ops: the update of all-MiniLM-L6-v2's 22.7 million
+    The Adam step runs as TensorFlow's fused `ResourceApplyAdam` kernel, one pass over each variable and
+    its two moments instead of a dozen element-wise ops. The update of all-MiniLM-L6-v2's 22.7 million
     weights, clipping included, takes 42 ms on a 2-core CPU against 79 with Keras' AdamW and 71 with
-    `torch.optim.AdamW` (BENCHMARKS.md, `benchmarks.finetune_step`), and its graph traces in half the time. The
+    `torch.optim.AdamW` (BENCHMARKS.md, `benchmarks.finetune_step`), and traces in half the time. The
     kernel adds epsilon where Keras does, so it gets the equivalent rate and epsilon,
     `lr * m_hat / (sqrt(v_hat) + eps) = lr_t * m / (sqrt(v) + eps_t)` with
     `lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)` and `eps_t = eps * sqrt(1 - beta_2^t)`, and beta
@@ -126,8 +126,9 @@ class AdamW(GradientAccumulation, keras.optimizers.AdamW):
         zero = tf.constant(0.0, dtype)
         tf.raw_ops.ResourceApplyAdam(
             var=_handle(variable), m=_handle(m), v=_handle(v), beta1_power=zero, beta2_power=zero,
-            lr=ops.cast(rate, dtype), beta1=tf.constant(self.beta_1, dtype), beta2=tf.constant(self.beta_2, dtype),
-            epsilon=ops.cast(epsilon, dtype), grad=ops.cast(tf.convert_to_tensor(gradient), dtype))
+            lr=ops.cast(rate, dtype), beta1=tf.constant(self.beta_1, dtype),
+            beta2=tf.constant(self.beta_2, dtype), epsilon=ops.cast(epsilon, dtype),
+            grad=ops.cast(tf.convert_to_tensor(gradient), dtype))
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

@@ -133,7 +133,7 @@ def test_fused_step_compiled_with_xla_equals_the_graph_step(stream):
     initial, grads = stream
     finals = []
     for jit_compile in (False, True):
-        optimizer = create_optimizer(LR, num_train_steps=STEPS, warmup_steps=2, weight_decay=WD, clipnorm=None)
+        optimizer = create_optimizer(LR, STEPS, warmup_steps=2, weight_decay=WD, clipnorm=None)
         variables = [keras.Variable(initial[k], name=k.replace("/", "_")) for k in SHAPES]
         optimizer.build(variables)
         apply = tf.function(lambda g: optimizer.apply_gradients(zip(g, variables)),
