@@ -156,7 +156,7 @@ class BertPreprocessor(keras.layers.Layer):
         fill = fill or {}
         segment_ids = tf.zeros([batch, length], tf.int32)
         if len(segments) == 1:
-            token_ids, extra = self._place_one(segments[0], aligned, fill, total, positions, length)
+            token_ids, extra = self._place_one(segments[0], aligned, fill, total, positions, length, budget)
         else:
             token_ids = tf.fill([batch, length], tf.constant(tok.pad_token_id, tf.int32))
             extra = {name: tf.fill([batch, length], tf.constant(fill.get(name, 0), tf.int32)) for name in aligned}
@@ -191,13 +191,13 @@ class BertPreprocessor(keras.layers.Layer):
         out.update(extra)
         return out
 
-    def _place_one(self, ids, aligned: dict, fill: dict, total, positions, length) -> tuple:
+    def _place_one(self, ids, aligned: dict, fill: dict, total, positions, length, budget: int) -> tuple:
         """`[CLS] a [SEP]` laid out as columns: no per-position gather, about half the ops of a pair."""
         tok = self.tokenizer
 
         def columns(values, first: int, value: int):
             """`first`, then `values` truncated to the budget and padded with `value`, cut to `length`."""
-            dense = tf.cast(values, tf.int32).to_tensor(default_value=value, shape=[None, self.sequence_length - 2])
+            dense = tf.cast(values, tf.int32).to_tensor(default_value=value, shape=[None, budget])
             edges = [tf.fill([tf.shape(dense)[0], 1], tf.constant(v, tf.int32)) for v in (first, value)]
             return tf.concat([edges[0], dense, edges[1]], 1)[:, :length]
 
