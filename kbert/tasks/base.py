@@ -93,8 +93,11 @@ class Task:
 
     # -- model ---------------------------------------------------------------------------------------
     def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
-                training: bool, seed: int = 0) -> TaskData:
-        """The tf.data pipeline: shuffled (inputs, labels) for training, inputs in order otherwise."""
+                training: bool, seed: int = 0, group_by_length: bool = True) -> TaskData:
+        """The tf.data pipeline: shuffled (inputs, labels) for training, inputs in order otherwise.
+
+        `group_by_length` batches training examples of similar token counts together
+        (`kbert.data_pipeline.index_batches`), so dynamic padding pads less."""
         raise NotImplementedError
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:

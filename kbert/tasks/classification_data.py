@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import as_written, default_pad_multiple
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches
 from kbert.text.bert_preprocessor import BertPreprocessor
 
 Example = dict[str, Any]
@@ -89,6 +89,7 @@ def classification_dataset(
     seed: int | None = None,
     with_labels: bool = True,
     pad_multiple: int | None = None,
+    group_by_length: bool = True,
 ) -> tf.data.Dataset:
     """A batched `tf.data.Dataset` of `(inputs, labels)` (or `inputs` alone) for `BertClassifier`.
 
@@ -101,6 +102,8 @@ def classification_dataset(
         batch_size: int. Examples per batch (the last batch may be smaller).
         shuffle: bool. Reshuffle the examples every epoch.
         seed: optional int. Shuffle seed.
+        group_by_length: bool. With `shuffle`, batch rows of similar token counts together
+            (`kbert.data_pipeline.index_batches`); False: plain random batches.
         with_labels: bool. False yields inputs only (prediction on unlabelled data).
         pad_multiple: int or None. Dynamic padding rounds the length up to this multiple; None: 1 on a
             CPU-only host, 16 with an accelerator (`kbert.data_pipeline.default_pad_multiple`).
@@ -118,24 +121,21 @@ def classification_dataset(
     pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
     texts = [str(e["text"]) for e in examples]
     pairs = [e.get("text_pair") for e in examples]
-    has_pair = any(p is not None for p in pairs)
-    features: dict[str, Any] = {"text": texts}
-    if has_pair:
-        features["text_pair"] = ["" if p is None else str(p) for p in pairs]
-    data: tuple | dict = features
-    if with_labels:
-        data = (features, encode_labels(examples, label_names, regression))
-    dataset = tf.data.Dataset.from_tensor_slices(data)
-    if shuffle:
-        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.batch(batch_size)
+    columns = {"text": tf.constant(texts)}
+    if any(p is not None for p in pairs):
+        columns["text_pair"] = tf.constant(["" if p is None else str(p) for p in pairs])
+    labels = tf.constant(encode_labels(examples, label_names, regression)) if with_labels else None
+    lengths = None
+    if shuffle and group_by_length:  # the tokenizer runs once more, over all texts, for the token counts
+        lengths = sum(preprocessor.tokenizer.tokenize(column).row_lengths().numpy() for column in columns.values())
+    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=lengths)
 
-    def pack(features, labels=None):
-        segments = (features["text"], features["text_pair"]) if has_pair else features["text"]
-        inputs = preprocessor(segments)
+    def pack(index):
+        segments = tuple(tf.gather(column, index) for column in columns.values())
+        inputs = preprocessor(segments if len(segments) == 2 else segments[0])
         if preprocessor.padding == "dynamic":
             inputs = pad_to_multiple(inputs, pad_multiple, preprocessor.sequence_length,
                                      fill={"token_ids": preprocessor.tokenizer.pad_token_id})
-        return inputs if labels is None else (inputs, labels)
+        return inputs if labels is None else (inputs, tf.gather(labels, index))
 
-    return as_written(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
+    return as_written(batches.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

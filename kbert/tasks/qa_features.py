@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import as_written
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches
 from kbert.text.bert_tokenizer import BertTokenizer
 
 Example = dict[str, Any]
@@ -59,15 +59,30 @@ class QAFeatures:
         return {"token_ids": self.token_ids, "segment_ids": self.segment_ids, "padding_mask": self.padding_mask}
 
     def dataset(self, batch_size: int = 32, *, with_labels: bool = True, shuffle: bool = False,
-                seed: int | None = None) -> tf.data.Dataset:
-        """Batched `(inputs, {"start_logits": start, "end_logits": end})` for `BertQuestionAnswerer`."""
-        data: Any = self.inputs()
-        if with_labels:
-            data = (data, {"start_logits": self.start_positions, "end_logits": self.end_positions})
-        dataset = tf.data.Dataset.from_tensor_slices(data)
-        if shuffle:
-            dataset = dataset.shuffle(len(self), seed=seed, reshuffle_each_iteration=True)
-        return as_written(dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE))
+                seed: int | None = None, group_by_length: bool = True, dynamic_padding: bool = True,
+                pad_multiple: int | None = None) -> tf.data.Dataset:
+        """Batched `(inputs, {"start_logits": start, "end_logits": end})` for `BertQuestionAnswerer`.
+
+        With `dynamic_padding` each batch is cut to its longest window, rounded up to `pad_multiple`
+        (None: `default_pad_multiple()`); with `shuffle` and `group_by_length`, windows of similar lengths
+        are batched together (`kbert.data_pipeline.index_batches`).
+        """
+        pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
+        inputs = {k: tf.constant(v) for k, v in self.inputs().items()}
+        labels = {"start_logits": tf.constant(self.start_positions), "end_logits": tf.constant(self.end_positions)}
+        batches = index_batches(len(self), batch_size, shuffle=shuffle, seed=seed,
+                                lengths=self.padding_mask.sum(-1) if group_by_length else None)
+
+        def gather(index):
+            batch = {k: tf.gather(v, index) for k, v in inputs.items()}
+            if not dynamic_padding:
+                return (batch, {k: tf.gather(v, index) for k, v in labels.items()}) if with_labels else batch
+            longest = tf.reduce_max(tf.reduce_sum(tf.cast(batch["padding_mask"], tf.int32), axis=1))
+            width = tf.minimum((longest + pad_multiple - 1) // pad_multiple * pad_multiple, self.sequence_length)
+            batch = {k: v[:, :width] for k, v in batch.items()}
+            return (batch, {k: tf.gather(v, index) for k, v in labels.items()}) if with_labels else batch
+
+        return as_written(batches.map(gather, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
 
 
 def _answer_token_span(starts: np.ndarray, ends: np.ndarray, char_start: int, char_end: int):

@@ -59,10 +59,12 @@ class QuestionAnsweringTask(Task):
         return read_squad(source, article_range=article_range, strict_answers=self.strict_answers)
 
     def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
-                training: bool, seed: int = 0) -> TaskData:
+                training: bool, seed: int = 0, group_by_length: bool = True) -> TaskData:
         features = build_qa_features(examples, preprocessor.tokenizer, preprocessor.sequence_length,
                                      self.doc_stride, self.max_query_length)
-        data = features.dataset(batch_size, with_labels=training, shuffle=training, seed=seed)
+        data = features.dataset(batch_size, with_labels=training, shuffle=training, seed=seed,
+                                group_by_length=group_by_length,
+                                dynamic_padding=preprocessor.padding == "dynamic")
         return TaskData(data, len(features), features)
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:
@@ -70,8 +72,13 @@ class QuestionAnsweringTask(Task):
 
     def score(self, examples: Sequence[Example], batches: list[tuple[Any, dict[str, Any]]],
               extra: Any) -> dict[str, Any]:
-        start = np.concatenate([outputs["start_logits"] for outputs, _ in batches])
-        end = np.concatenate([outputs["end_logits"] for outputs, _ in batches])
+        # Each batch was cut to its longest window: pad the logits back to the windows' full length
+        # (decoding never picks a position off the context).
+        def full_width(logits):
+            return np.pad(logits, [(0, 0), (0, extra.sequence_length - logits.shape[1])])
+
+        start = np.concatenate([full_width(outputs["start_logits"]) for outputs, _ in batches])
+        end = np.concatenate([full_width(outputs["end_logits"]) for outputs, _ in batches])
         answers = decode_answers(examples, extra, start, end, max_answer_length=self.max_answer_length,
                                  version_2_with_negative=any(e.get("is_impossible") for e in examples),
                                  null_score_diff_threshold=self.null_score_diff_threshold)

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.constants import IGNORE_LABEL
-from kbert.data_pipeline import as_written, default_pad_multiple
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches
 from kbert.tasks.classification_data import pad_to_multiple
 from kbert.text.bert_preprocessor import BertPreprocessor
 
@@ -89,6 +89,7 @@ def tagging_dataset(
     with_labels: bool = True,
     keep_word_ids: bool = False,
     pad_multiple: int | None = None,
+    group_by_length: bool = True,
 ) -> tf.data.Dataset:
     """A batched `tf.data.Dataset` of `(inputs, labels)` for `BertTokenClassifier`.
 
@@ -102,6 +103,8 @@ def tagging_dataset(
         with_labels: bool. Yield (inputs, labels); False yields inputs only.
         keep_word_ids: bool. Add "word_ids" to the inputs (for mapping predictions back to words).
         pad_multiple: int or None. Dynamic padding multiple (None: `default_pad_multiple()`).
+        group_by_length: bool. With `shuffle`, batch sentences of similar piece counts together
+            (`kbert.data_pipeline.index_batches`); False: plain random batches.
 
     Returns:
         `tf.data.Dataset` of ({"token_ids", "segment_ids", "padding_mask"[, "word_ids"]}, labels (batch, L)).
@@ -116,13 +119,14 @@ def tagging_dataset(
         tags = tf.RaggedTensor.from_row_lengths(np.asarray([t for s in ids for t in s], np.int32), lengths)
     else:
         tags = tf.RaggedTensor.from_row_lengths(tf.zeros([sum(lengths)], tf.int32), lengths)
-    dataset = tf.data.Dataset.from_tensor_slices({"words": words, "tags": tags})
-    if shuffle:
-        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.ragged_batch(batch_size)
+    pieces = None
+    if shuffle and group_by_length:  # the tokenizer runs once more, over all words, for the piece counts
+        per_word = preprocessor.tokenizer.tokenize(words.flat_values).row_lengths()
+        pieces = tf.reduce_sum(words.with_flat_values(per_word), axis=1).numpy()
+    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=pieces)
 
-    def pack(batch):
-        out = align_word_labels(preprocessor, batch["words"], batch["tags"])
+    def pack(index):
+        out = align_word_labels(preprocessor, tf.gather(words, index), tf.gather(tags, index))
         if preprocessor.padding == "dynamic":
             out = pad_to_multiple(out, pad_multiple, preprocessor.sequence_length,
                                   fill={"token_ids": preprocessor.tokenizer.pad_token_id,
@@ -133,4 +137,4 @@ def tagging_dataset(
             out["word_ids"] = word_ids
         return (out, labels) if with_labels else out
 
-    return as_written(dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
+    return as_written(batches.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

@@ -52,6 +52,9 @@ class FinetuneConfig:
         strategy: `kbert.training.strategy.get_strategy` name. mixed_precision: "none", "mixed_float16" or
             "mixed_bfloat16" (the previous policy is restored afterwards).
         max_train_examples, max_validation_examples: keep only the first N examples.
+        group_by_length: batch training examples of similar length together (each run of 8 shuffled
+            batches sorted by length, `kbert.data_pipeline.index_batches`): dynamic padding then pads
+            little. False: plain random batches.
         seed: shuffling and initialisation seed. verbose: 0 silences Keras' progress bars.
     """
 
@@ -75,6 +78,7 @@ class FinetuneConfig:
     mixed_precision: str = "none"
     max_train_examples: int | None = None
     max_validation_examples: int | None = None
+    group_by_length: bool = True
     seed: int = 0
     verbose: int = 1
 
@@ -126,7 +130,8 @@ def finetune(task: Task | str, config: FinetuneConfig,
             if config.sequence_length > limit:
                 raise ValueError(f"sequence_length {config.sequence_length} exceeds the encoder's {limit} positions")
             preprocessor = BertPreprocessor(tokenizer, config.sequence_length, padding="dynamic")
-            train = task.dataset(train_examples, preprocessor, config.batch_size, training=True, seed=config.seed)
+            train = task.dataset(train_examples, preprocessor, config.batch_size, training=True, seed=config.seed,
+                                 group_by_length=config.group_by_length)
             steps = max(1, math.ceil(train.size / config.batch_size)) * config.epochs
             model = task.build_model(encoder, dropout=config.dropout, feature_based=config.feature_based)
             model.compile(optimizer=create_optimizer(config.learning_rate, steps, int(config.warmup_ratio * steps),

@@ -1,0 +1,94 @@
+"""Training batches grouped by length (`kbert.data_pipeline.index_batches`): every example once an epoch,
+the same number of steps, a new order every epoch, and far less padding than random batches."""
+
+import numpy as np
+import pytest
+
+import kbert
+from kbert.data_pipeline import index_batches
+from kbert.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
+from kbert.tasks.qa_features import build_qa_features
+
+WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "far"]
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "?"] + WORDS
+
+
+def _epochs(dataset, count=2):
+    return [[b.numpy().tolist() for b in dataset] for _ in range(count)]
+
+
+@pytest.mark.parametrize("lengths", [None, list(range(37, 0, -1))])
+def test_every_example_once_an_epoch_in_a_new_order(lengths):
+    first, second = _epochs(index_batches(37, 4, shuffle=True, seed=3, lengths=lengths))
+    for epoch in (first, second):
+        assert sorted(i for batch in epoch for i in batch) == list(range(37))
+        assert len(epoch) == 10 and sorted(len(b) for b in epoch)[1:] == [4] * 9
+    assert first != second
+
+
+def test_without_shuffle_the_order_is_kept_and_lengths_must_match():
+    assert _epochs(index_batches(5, 2, lengths=[9, 1, 5, 3, 7]), 1)[0] == [[0, 1], [2, 3], [4]]
+    with pytest.raises(ValueError, match="3 lengths for 5 examples"):
+        index_batches(5, 2, lengths=[1, 2, 3])
+
+
+def test_grouped_batches_hold_similar_lengths():
+    lengths = np.random.default_rng(0).integers(1, 60, size=512)
+
+    def padding(dataset):  # padded positions per row when each batch pads to its longest row
+        batches = [lengths[b.numpy()] for b in dataset]
+        return sum(b.max() * len(b) - b.sum() for b in batches) / len(lengths)
+
+    grouped = padding(index_batches(512, 16, shuffle=True, seed=0, lengths=lengths, window=8))
+    random = padding(index_batches(512, 16, shuffle=True, seed=0))
+    assert grouped < random / 5
+
+
+def _sentences(count):
+    rng = np.random.default_rng(1)
+    return [" ".join(rng.choice(WORDS, size=int(n))) for n in rng.integers(1, 30, size=count)]
+
+
+def test_task_pipelines_group_by_token_count():
+    tokenizer = kbert.BertTokenizer(VOCAB)
+    pre = kbert.BertPreprocessor(tokenizer, sequence_length=40, padding="dynamic")
+    texts = _sentences(256)
+    classification = ClassificationTask(labels=["0", "1"])
+    tagging = TaggingTask(labels=["O", "B"])
+    cases = [
+        (classification, [{"text": t, "text_pair": None, "label": str(i % 2)} for i, t in enumerate(texts)]),
+        (tagging, [{"words": t.split(), "tags": ["O"] * len(t.split())} for t in texts]),
+    ]
+    for task, examples in cases:
+        widths = {}
+        for grouped in (False, True):
+            data = task.dataset(examples, pre, 16, training=True, seed=0, group_by_length=grouped)
+            batches = list(data.dataset)
+            assert len(batches) == 16
+            padded = sum(int(np.size(x["padding_mask"])) for x, _ in batches)
+            real = sum(int(np.sum(x["padding_mask"])) for x, _ in batches)
+            assert real == sum(len(t.split()) for t in texts) + 2 * len(texts)  # every row once
+            widths[grouped] = padded / len(texts)
+        assert widths[True] < 0.75 * widths[False], (task.name, widths)
+
+
+def test_question_answering_batches_are_cut_to_their_longest_window():
+    tokenizer = kbert.BertTokenizer(VOCAB)
+    contexts = _sentences(24)
+    examples = [{"id": str(i), "question": "the cat ?", "context": c,
+                 "answers": [{"text": c.split()[0], "answer_start": 0}]} for i, c in enumerate(contexts)]
+    features = build_qa_features(examples, tokenizer, sequence_length=24, doc_stride=8, max_query_length=8)
+    full = features.inputs()
+    seen = []
+    for (x, y), index in zip(features.dataset(4, shuffle=True, seed=0, pad_multiple=1),
+                             index_batches(len(features), 4, shuffle=True, seed=0,
+                                           lengths=features.padding_mask.sum(-1))):
+        rows = index.numpy()
+        width = int(features.padding_mask[rows].sum(-1).max())
+        assert x["token_ids"].shape == (len(rows), width)
+        np.testing.assert_array_equal(x["token_ids"], full["token_ids"][rows, :width])
+        np.testing.assert_array_equal(y["start_logits"], features.start_positions[rows])
+        seen.extend(rows.tolist())
+    assert sorted(seen) == list(range(len(features)))
+    fixed = next(iter(features.dataset(4, dynamic_padding=False, with_labels=False)))
+    assert fixed["token_ids"].shape == (4, 24)
