@@ -75,11 +75,10 @@ class QAFeatures:
 
         def gather(index):
             batch = {k: tf.gather(v, index) for k, v in inputs.items()}
-            if not dynamic_padding:
-                return (batch, {k: tf.gather(v, index) for k, v in labels.items()}) if with_labels else batch
-            longest = tf.reduce_max(tf.reduce_sum(tf.cast(batch["padding_mask"], tf.int32), axis=1))
-            width = tf.minimum((longest + pad_multiple - 1) // pad_multiple * pad_multiple, self.sequence_length)
-            batch = {k: v[:, :width] for k, v in batch.items()}
+            if dynamic_padding:
+                longest = tf.reduce_max(tf.reduce_sum(tf.cast(batch["padding_mask"], tf.int32), axis=1))
+                width = tf.minimum((longest + pad_multiple - 1) // pad_multiple * pad_multiple, self.sequence_length)
+                batch = {k: v[:, :width] for k, v in batch.items()}
             return (batch, {k: tf.gather(v, index) for k, v in labels.items()}) if with_labels else batch
 
         return as_written(batches.map(gather, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

@@ -103,3 +103,22 @@ def test_headerless_tsv_by_column_numbers(tmp_path, tiny_init, capsys):
                             "--no-header", "--text-column", "3", "--label-column", "1", "--out",
                             str(tmp_path / "o"), "--quiet"])
     assert "train.tsv:49: missing column 3" in err
+
+
+@pytest.mark.parametrize("flag, grouped", [([], True), (["--no-group-by-length"], False)])
+def test_group_by_length_flag_reaches_the_training_pipeline(tmp_path, tiny_init, monkeypatch, flag, grouped):
+    from kbert.tasks import ClassificationTask
+
+    calls = []
+    build = ClassificationTask.dataset
+
+    def recorded(self, *args, **kwargs):
+        calls.append((kwargs.get("training"), kwargs.get("group_by_length")))
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(ClassificationTask, "dataset", recorded)
+    train = write_tsv(tmp_path / "train.tsv", ["sentence", "label"], keyword_rows(32, 7))
+    assert main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--text-column",
+                 "sentence", "--sequence-length", "16", "--epochs", "1", "--out", str(tmp_path / "o"),
+                 "--quiet", *flag]) == 0
+    assert calls == [(True, grouped)]
