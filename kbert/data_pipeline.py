@@ -109,5 +109,7 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
         return tf.gather(run, tf.argsort(tf.gather(key, run), stable=True))
 
     runs = indices.batch(window * batch_size).map(by_length).unbatch()
-    return runs.batch(batch_size).shuffle(window, seed=None if seed is None else seed + 1,
-                                          reshuffle_each_iteration=True)
+    batches = runs.batch(batch_size).shuffle(window, seed=None if seed is None else seed + 1,
+                                             reshuffle_each_iteration=True)
+    # `unbatch` loses the count; `fit` shows progress and knows the epoch's end with it.
+    return batches.apply(tf.data.experimental.assert_cardinality(-(-count // batch_size)))

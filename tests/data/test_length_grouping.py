@@ -19,7 +19,9 @@ def _epochs(dataset, count=2):
 
 @pytest.mark.parametrize("lengths", [None, list(range(37, 0, -1))])
 def test_every_example_once_an_epoch_in_a_new_order(lengths):
-    first, second = _epochs(index_batches(37, 4, shuffle=True, seed=3, lengths=lengths))
+    batches = index_batches(37, 4, shuffle=True, seed=3, lengths=lengths)
+    assert batches.cardinality().numpy() == 10
+    first, second = _epochs(batches)
     for epoch in (first, second):
         assert sorted(i for batch in epoch for i in batch) == list(range(37))
         assert len(epoch) == 10 and sorted(len(b) for b in epoch)[1:] == [4] * 9
