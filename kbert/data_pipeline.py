@@ -22,7 +22,9 @@ Four choices, each measured on all-MiniLM-L6-v2 fine-tuning or its tokenizer (2 
   40 tokens a row. `index_batches` sorts each run of 16 batches' worth of shuffled examples by their
   token counts before cutting it into batches (15 tokens a row), then shuffles the batches; the batches
   stay random draws of the data, the epoch has the same number of steps. (Hugging Face's
-  `group_by_length` sorts runs of 50 batches.)
+  `group_by_length` sorts runs of 50 batches. tf.data's `bucket_by_sequence_length` does not fit: it
+  ends an epoch with a short batch per length bucket, so the step count, and the schedule, would depend
+  on the data.)
 """
 
 from __future__ import annotations
@@ -71,6 +73,16 @@ def default_pad_multiple() -> int:
     return ACCELERATOR_PAD_MULTIPLE if any(d.device_type != "CPU" for d in devices) else 1
 
 
+def padded_length(length: tf.Tensor, multiple: int, maximum: int) -> tf.Tensor:
+    """`length` rounded up to a multiple of `multiple`, at most `maximum` (dynamic padding's batch length).
+
+    Example:
+    >>> int(padded_length(tf.constant(17), 16, 128)), int(padded_length(tf.constant(120), 16, 128))
+    (32, 128)
+    """
+    return tf.minimum((length + multiple - 1) // multiple * multiple, maximum)
+
+
 def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: int | None = None,
                   lengths: Sequence[int] | None = None, window: int = GROUP_WINDOW) -> tf.data.Dataset:
     """Batches of example indices (int64 vectors) for a pipeline that gathers from in-memory examples.
@@ -90,7 +102,7 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
         window: int. Batches per sorted run: more pads less, but makes a batch's rows less random.
 
     Example:
-    >>> [b.tolist() for b in index_batches(3, 2)]
+    >>> [b.numpy().tolist() for b in index_batches(3, 2)]
     [[0, 1], [2]]
     >>> sorted(len(b) for b in index_batches(5, 2, shuffle=True, seed=0, lengths=[3, 1, 2, 5, 4]))
     [1, 2, 2]

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import as_written, default_pad_multiple, index_batches
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length
 from kbert.text.bert_preprocessor import BertPreprocessor
 
 Example = dict[str, Any]
@@ -69,8 +69,7 @@ def pad_to_multiple(inputs: dict[str, tf.Tensor], multiple: int, maximum: int, f
         return inputs
     fill = fill or {}
     length = tf.shape(inputs["token_ids"])[1]
-    target = tf.minimum((length + multiple - 1) // multiple * multiple, maximum)
-    target = tf.maximum(target, length)
+    target = tf.maximum(padded_length(length, multiple, maximum), length)
     out = {}
     for name, value in inputs.items():
         pad = tf.constant(fill.get(name, 0), value.dtype) if value.dtype != tf.bool else False

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import as_written, default_pad_multiple, index_batches
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length
 from kbert.text.bert_tokenizer import BertTokenizer
 
 Example = dict[str, Any]
@@ -77,7 +77,7 @@ class QAFeatures:
             batch = {k: tf.gather(v, index) for k, v in inputs.items()}
             if dynamic_padding:
                 longest = tf.reduce_max(tf.reduce_sum(tf.cast(batch["padding_mask"], tf.int32), axis=1))
-                width = tf.minimum((longest + pad_multiple - 1) // pad_multiple * pad_multiple, self.sequence_length)
+                width = padded_length(longest, pad_multiple, self.sequence_length)
                 batch = {k: v[:, :width] for k, v in batch.items()}
             return (batch, {k: tf.gather(v, index) for k, v in labels.items()}) if with_labels else batch
 
