@@ -52,8 +52,8 @@ class FinetuneConfig:
         strategy: `kbert.training.strategy.get_strategy` name. mixed_precision: "none", "mixed_float16" or
             "mixed_bfloat16" (the previous policy is restored afterwards).
         max_train_examples, max_validation_examples: keep only the first N examples.
-        group_by_length: batch training examples of similar length together (each run of 8 shuffled
-            batches sorted by length, `kbert.data_pipeline.index_batches`): dynamic padding then pads
+        group_by_length: batch training examples of similar length together (each run of 16 shuffled
+            batches sorted by token count, `kbert.data_pipeline.index_batches`): dynamic padding then pads
             little. False: plain random batches.
         seed: shuffling and initialisation seed. verbose: 0 silences Keras' progress bars.
     """
