@@ -6,9 +6,11 @@ One command, five stages, all in `OUT`:
    each English source, every 20th Chinese document), or `--corpus` files and `--heldout-text FILE`;
 2. `kbert vocab` (8,000 tokens, uncased);
 3. `kbert.pretraining_data.create_pretraining_data` (dynamic masks, the recipe's layout and dupe factor);
-4. `kbert.training.pretrain` with the language's recipe for `--minutes` in all (English: two phases,
-   `recipes/pretrain_en_tiny_seq32.yaml` then `pretrain_en_tiny.yaml` from its weights; Chinese:
-   `pretrain_zh_tiny.yaml`), each phase scaled to its share of the time and scored on the held-out text;
+4. `kbert.training.pretrain` with the language's recipe for `--minutes` in all (two phases,
+   `recipes/pretrain_LANG_tiny_seq32.yaml` then `pretrain_LANG_tiny.yaml` from its weights), each phase
+   given its share of the time and scored on the held-out text. Each phase's step is timed first on
+   this machine (`--calibration-steps`, 50; the timing counts against `--minutes`), so its step count,
+   and with it the learning-rate decay, fills its share whatever the machine's speed;
 5. `kbert finetune classify|tag` through the CLI for the pretrained model and for the same architecture
    from random weights, `--seeds` each, on each downstream task.
 
@@ -26,11 +28,13 @@ pretraining run, each fine-tuning run with its metrics.json) and does the rest.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import glob
 import json
 import os
 import pathlib
 import platform
+import shutil
 import statistics
 import sys
 import time
@@ -51,6 +55,9 @@ LANGUAGES = {
 }
 # The fine-tuning recipe of every downstream run, both starts (a task's flags may set its own epochs).
 FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE = 3, 3e-4
+# A timed phase's steps fill this share of its minutes: the rest is for its held-out evaluations and
+# checkpoints (about 3% of the English phase 2 on two cores) and for noise in the step time.
+STEP_BUDGET_SHARE = 0.95
 # name: (command, train, validation, metric key in metrics.json, extra flags)
 DOWNSTREAM = {
     "en": {"sst2": ("classify", DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", "accuracy",
@@ -116,25 +123,49 @@ def prepare_text(args: argparse.Namespace, work: pathlib.Path) -> tuple[list[str
     return sorted(str(p) for p in (work / "train").glob("*.txt")), args.heldout_text or str(work / "heldout" / "*.txt")
 
 
-def phase_budgets(recipes: list, minutes: float, seconds_per_step: float) -> list[tuple[float, int]]:
+def phase_budgets(recipes: list, minutes: float, seconds_per_step: float | list[float]) -> list[tuple[float, int]]:
     """(minutes, steps) for each phase of a recipe within `minutes` in all.
 
     The phases share the time in proportion to their `max_minutes` guards (equally where a recipe has
-    none). A recipe with a guard is sized for it, so its steps scale by the share it gets (its learning
-    rate still decays to 0 at its last step); one without takes `seconds_per_step` to size its steps.
+    none). `seconds_per_step` is one figure for every phase or a list with one a phase. A phase whose
+    step was timed on this machine (a list entry) gets the steps that fill 95% of its share, so its
+    learning rate decays to 0 as its time runs out. Given one figure, a recipe with a guard is sized as
+    its file says, its steps scaled by the share it gets; one without takes the figure to size its steps.
     """
     guards = [r.max_minutes or minutes / len(recipes) for r in recipes]
+    timed = isinstance(seconds_per_step, list)
     budgets = []
-    for recipe, guard in zip(recipes, guards):
+    for i, (recipe, guard) in enumerate(zip(recipes, guards)):
         share = minutes * guard / sum(guards)
-        steps = recipe.steps * share / recipe.max_minutes if recipe.max_minutes else share * 60 / seconds_per_step
+        if timed:
+            steps = STEP_BUDGET_SHARE * share * 60 / seconds_per_step[i]
+        elif recipe.max_minutes:
+            steps = recipe.steps * share / recipe.max_minutes
+        else:
+            steps = share * 60 / seconds_per_step
         budgets.append((share, max(10, int(steps))))
     return budgets
 
 
+def time_step(recipe, data: pathlib.Path, out: pathlib.Path, steps: int) -> float:
+    """Seconds a step of `recipe` takes on this machine: a short run of it from random weights on `data`."""
+    from kbert.training.pretrain import pretrain
+
+    probe = dataclasses.replace(recipe, train_data=str(data), out=str(out), init=None, steps=steps,
+                                warmup_steps=0, max_minutes=None, heldout_text=None, heldout_data=None,
+                                save_every_steps=steps, keep_checkpoints=1, tensorboard=False, verbose=0)
+    seconds = pretrain(probe)["seconds_per_step"]
+    shutil.rmtree(out, ignore_errors=True)
+    return seconds
+
+
 def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: list[str], heldout: str) -> dict:
     """Vocabulary, data and pretraining, one phase after the other; returns the last phase's summary
-    with the steps and minutes of all phases and a `phases` list."""
+    with the steps and minutes of all phases and a `phases` list.
+
+    With `--calibration-steps N`, each phase's step is first timed over N steps, that time is taken off
+    `--minutes`, and each phase gets the steps that fill its share of the rest (`phase_budgets`).
+    """
     from kbert.cli.main import main
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
     from kbert.training.pretrain import PretrainConfig, pretrain
@@ -144,31 +175,46 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
     recipes = [PretrainConfig.from_file(path) for path in paths]
     # The last phase is the model the downstream runs start from; earlier ones are kept beside it.
     outs = [work / f"model_phase{i + 1}" for i in range(len(recipes) - 1)] + [work / "model"]
+    # The last phase's data is `data`, beside `model`, where the analyses of a run look for it.
+    datas = [work / ("data" if out == outs[-1] else f"data_seq{r.max_seq_length}") for r, out in zip(recipes, outs)]
+    finished = [args.resume and (out / "history.json").exists() for out in outs]
     vocab = work / "vocab.txt"
     if not (args.resume and vocab.exists()) and main(
             ["vocab", "--input", *train_files, "--size", str(args.vocab_size), "--lowercase", "--quiet",
              "--out", str(vocab)]) != 0:
         raise SystemExit("kbert vocab failed")
-    phases, init = [], None
-    for path, recipe, out, (minutes, steps) in zip(paths, recipes, outs,
-                                                   phase_budgets(recipes, args.minutes, args.seconds_per_step)):
-        history = out / "history.json"  # written by pretrain; the wall time joins it for --resume
-        if args.resume and history.exists():
-            print(f"--resume: {out} is a finished run; this phase is skipped", flush=True)
-            summary = json.loads(history.read_text())
-            if "minutes" not in summary and (work / "results.json").exists():  # a run that predates the field
-                summary["minutes"] = json.loads((work / "results.json").read_text())["minutes"]
-        else:
-            # The last phase's data is `data`, beside `model`, where the analyses of a run look for it.
-            data = work / ("data" if out == outs[-1] else f"data_seq{recipe.max_seq_length}")
+    for recipe, data, done in zip(recipes, datas, finished):
+        if not done:
             made = create_pretraining_data(CreatePretrainingDataConfig(
                 inputs=train_files, vocab=str(vocab), output=str(data), max_seq_length=recipe.max_seq_length,
                 objective=recipe.objective or "none", whole_word_masking=args.lang == "zh", language=args.lang,
                 layout=spec["layout"], masking="dynamic", dupe_factor=spec["dupe_factor"], num_shards=4))
             print(f"{made['num_instances']} instances of {recipe.max_seq_length} in {made['seconds']:.0f} s", flush=True)
+    minutes, seconds_per_step = args.minutes, args.seconds_per_step
+    calibration = {}
+    if args.calibration_steps and not all(finished):
+        start, seconds_per_step = time.perf_counter(), []
+        for i, (recipe, data, done) in enumerate(zip(recipes, datas, finished)):
+            seconds_per_step.append(args.seconds_per_step if done else  # a finished phase is not rerun
+                                    time_step(recipe, data, work / f"calibration_phase{i + 1}", args.calibration_steps))
+        calibration = {"steps": args.calibration_steps, "seconds_per_step": seconds_per_step,
+                       "minutes": (time.perf_counter() - start) / 60}
+        minutes -= calibration["minutes"]
+        print(f"step times {', '.join(f'{s * 1e3:.0f} ms' for s in seconds_per_step)} "
+              f"({calibration['minutes']:.1f} min to time them)", flush=True)
+    phases, init = [], None
+    for path, recipe, out, data, done, (phase_minutes, steps) in zip(
+            paths, recipes, outs, datas, finished, phase_budgets(recipes, minutes, seconds_per_step)):
+        history = out / "history.json"  # written by pretrain; the wall time joins it for --resume
+        if done:
+            print(f"--resume: {out} is a finished run; this phase is skipped", flush=True)
+            summary = json.loads(history.read_text())
+            if "minutes" not in summary and (work / "results.json").exists():  # a run that predates the field
+                summary["minutes"] = json.loads((work / "results.json").read_text())["minutes"]
+        else:
             recipe.train_data, recipe.out, recipe.heldout_text = str(data), str(out), heldout
             recipe.init = recipe.init or init
-            recipe.steps, recipe.max_minutes, recipe.verbose = steps, minutes, 2
+            recipe.steps, recipe.max_minutes, recipe.verbose = steps, phase_minutes, 2
             recipe.warmup_steps = min(recipe.warmup_steps or steps // 10, steps // 10)
             recipe.save_every_steps = max(1, min(recipe.save_every_steps, steps // 4))
             start = time.perf_counter()
@@ -178,12 +224,13 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
                                           indent=2) + "\n")
         phases.append({"recipe": os.path.relpath(path, REPO), "max_seq_length": recipe.max_seq_length,
                        "steps": summary["steps"], "minutes": summary["minutes"],
+                       "seconds_per_step": summary.get("seconds_per_step"),
                        "heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"),
                        "heldout_curve": [json.loads(p.read_text())
                                          for p in sorted((out / "heldout").glob("step_*.json"))]})
         init = str(out)
     return {**summary, "steps": sum(p["steps"] for p in phases), "minutes": sum(p["minutes"] for p in phases),
-            "phases": phases}
+            "phases": phases, "calibration": calibration}
 
 
 def downstream_tasks(args: argparse.Namespace) -> dict:
@@ -277,8 +324,13 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
              f"{results['steps']} steps)", "",
              f"Held-out masked-LM accuracy: **{results['heldout_mlm_accuracy']:.3f}**.", "",
              "Phases: " + "; ".join(f"sequence {p['max_seq_length']}, {p['steps']} steps in {p['minutes']:.1f} min, "
-                                    f"held-out {p['heldout_mlm_accuracy']:.3f}" for p in results["phases"]) + ".", "",
-             "| task | metric | pretrained (mean of seeds) | random init | difference |", "|---|---|---|---|---|"]
+                                    f"held-out {p['heldout_mlm_accuracy']:.3f}" for p in results["phases"]) + ".", ""]
+    calibration = results.get("calibration") or {}
+    if calibration:
+        lines += [f"Step times measured first over {calibration['steps']} steps: "
+                  + ", ".join(f"{s * 1e3:.0f} ms" for s in calibration["seconds_per_step"])
+                  + f" ({calibration['minutes']:.1f} min, counted in the budget).", ""]
+    lines += ["| task | metric | pretrained (mean of seeds) | random init | difference |", "|---|---|---|---|---|"]
     for name, task in results["downstream"].items():
         if "error" in task:
             lines.append(f"| {name} | {task['metric']} | {task['error']} | | |")
@@ -308,8 +360,11 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: the language's recipe in recipes/)")
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--seconds-per-step", type=float, default=0.25,
-                        help="sizes the step budget (and so the learning-rate decay) of a recipe without "
-                             "max_minutes")
+                        help="with --calibration-steps 0: sizes the step budget (and so the learning-rate decay) "
+                             "of a recipe without max_minutes")
+    parser.add_argument("--calibration-steps", type=int, default=50,
+                        help="time each phase's step over this many steps first and give each phase the steps "
+                             "that fill its time on this machine; 0: the recipes' own step counts")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--finetune-epochs", type=int, default=FINETUNE_EPOCHS,
                         help="epochs of every fine-tuning run, except a default task that sets its own (MSRA NER: 10)")
@@ -320,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.minutes <= 0:
         parser.error(f"--minutes must be positive, got {args.minutes:g}")
+    if args.calibration_steps < 0:
+        parser.error(f"--calibration-steps must be 0 or more, got {args.calibration_steps}")
     if args.heldout_text:
         heldout_files = glob.glob(args.heldout_text)
         if not heldout_files:
@@ -339,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     curve = [json.loads(p.read_text()) for p in sorted((work / "model" / "heldout").glob("step_*.json"))]
     results = {"heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"), "steps": summary["steps"],
                "minutes": summary["minutes"], "lang": args.lang, "downstream": downstream,
-               "heldout": summary["heldout"], "heldout_curve": curve, "phases": summary["phases"],
+               "heldout": summary["heldout"], "heldout_curve": curve, "phases": summary["phases"], "calibration": summary["calibration"],
                "wall_minutes": (time.perf_counter() - start) / 60, "resumed": args.resume,
                "finetune_commands": commands}
     (work / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -73,5 +73,6 @@ def run(args: argparse.Namespace) -> int:
     config = PretrainConfig.from_file(args.config, **given) if args.config else PretrainConfig(**given)
     summary = pretrain(config)
     heldout = {f"heldout_{k}": v for k, v in summary["heldout"].items()}
-    print(json.dumps({"out": config.out, "steps": summary["steps"], **summary["final_metrics"], **heldout}, indent=2))
+    print(json.dumps({"out": config.out, "steps": summary["steps"], "seconds_per_step": summary["seconds_per_step"],
+                      **summary["final_metrics"], **heldout}, indent=2))
     return 0

@@ -282,3 +282,41 @@ class TimeLimit(keras.callbacks.Callback):
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         if self._start is not None and time.monotonic() - self._start >= self.seconds:
             self.model.stop_training = True
+
+
+class StepClock(keras.callbacks.Callback):
+    """Measures the seconds an optimizer step takes once it is traced, everything in between included.
+
+    The clock starts at the end of the first batch (so tracing and compiling are left out) and runs to the
+    end of the last; the held-out evaluations and checkpoints inside that span count, as they do against
+    a run's time budget. `benchmarks/pretrain_quality.py` sizes a phase's steps to its minutes with it.
+
+    Args:
+        batches_per_step: int. Batches an optimizer step takes (`gradient_accumulation_steps`).
+
+    Example:
+    >>> clock = StepClock()
+    >>> clock.seconds_per_step is None  # fewer than two batches seen
+    True
+    """
+
+    def __init__(self, batches_per_step: int = 1) -> None:
+        super().__init__()
+        self.batches_per_step = int(batches_per_step)
+        self._first: float | None = None
+        self._last: float | None = None
+        self._batches = 0
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        now = time.monotonic()
+        if self._first is None:
+            self._first = now
+        else:
+            self._last, self._batches = now, self._batches + 1
+
+    @property
+    def seconds_per_step(self) -> float | None:
+        """Mean seconds a step after the first, or None before two batches have ended."""
+        if not self._batches:
+            return None
+        return (self._last - self._first) / self._batches * self.batches_per_step

@@ -225,7 +225,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     from kbert.convert.checkpoints import load_pretrained, read_config, read_pretraining_heads, save_pretrained
     from kbert.models.bert_encoder import BertEncoder
     from kbert.models.bert_pretrainer import BertPretrainer
-    from kbert.training.callbacks import HeldoutLogger, TimeLimit, fit_steps, restored_step, training_callbacks
+    from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
+                                          training_callbacks)
     from kbert.training.multi_worker import patch_model_for_multi_worker
     from kbert.training.optimizers import create_optimizer, set_mixed_precision
 
@@ -281,6 +282,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         callbacks.append(HeldoutLogger(out / "heldout", out / "logs" / "heldout" if config.tensorboard else None))
     if config.max_minutes is not None:
         callbacks.append(TimeLimit(config.max_minutes))
+    clock = StepClock(config.gradient_accumulation_steps)
+    callbacks.append(clock)
     history = pretrainer.fit(
         dataset,
         validation_data=heldout,
@@ -294,6 +297,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         "objective": objective,
         "global_batch_size": global_batch,
         "replicas": int(strategy.num_replicas_in_sync),
+        "seconds_per_step": clock.seconds_per_step,  # after the first step: evaluations and checkpoints included
         "final_metrics": {k: float(v[-1]) for k, v in history.history.items() if not k.startswith("val_")},
         "heldout": {k[len("val_"):]: float(v[-1]) for k, v in history.history.items() if k.startswith("val_")},
         "history": {k: [float(x) for x in v] for k, v in history.history.items()},

@@ -21,6 +21,18 @@ def test_a_recipe_without_a_guard_is_sized_by_seconds_per_step():
     assert phase_budgets(recipes[:1], 0.01, seconds_per_step=1.0) == [(0.01, 10)]  # at least 10 steps
 
 
+def test_timed_phases_fill_their_share_whatever_their_recipes_say():
+    recipes = [SimpleNamespace(steps=6000, max_minutes=12), SimpleNamespace(steps=15500, max_minutes=48)]
+    # A machine whose steps take 0.12 and 0.24 s: 95% of 12 and 48 minutes, not the files' 6,000 and 15,500.
+    (short, short_steps), (long, long_steps) = phase_budgets(recipes, 60, seconds_per_step=[0.12, 0.24])
+    assert (short, long) == (12.0, 48.0)
+    assert short_steps == pytest.approx(5700, abs=1) and long_steps == pytest.approx(11400, abs=1)
+    # Twice as fast: twice the steps, the same minutes.
+    faster = phase_budgets(recipes, 60, seconds_per_step=[0.06, 0.12])
+    assert [minutes for minutes, _ in faster] == [12.0, 48.0]
+    assert [steps for _, steps in faster] == pytest.approx([11400, 22800], abs=1)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_committed_recipes_load_and_fit_the_hour(lang):
     from benchmarks.pretrain_quality import LANGUAGES, REPO

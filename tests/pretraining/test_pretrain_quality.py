@@ -2,6 +2,7 @@
 
 import json
 import random
+from types import SimpleNamespace
 
 import pytest
 
@@ -10,7 +11,7 @@ from pretraining.test_pretrain_cli import TOPICS, write_corpus
 
 @pytest.mark.slow
 def test_pretrain_quality_writes_results_and_section(tmp_path):
-    from benchmarks.pretrain_quality import main
+    from benchmarks.pretrain_quality import main, phase_budgets
 
     for part in range(2):
         write_corpus(tmp_path / f"corpus{part}.txt", documents=400, seed=part)  # > 2,000 lines: 5% is held out
@@ -29,15 +30,22 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
                                      "learning_rate: 1.0e-3\nsave_every_steps: 20\n")
     out = tmp_path / "out"
     code = main(["--lang", "en", "--minutes", "1", "--out", str(out), "--corpus", str(tmp_path / "corpus*.txt"),
-                 "--recipe", str(tmp_path / "short.yaml"), str(tmp_path / "recipe.yaml"), "--vocab-size", "60", "--seconds-per-step", "1",
+                 "--recipe", str(tmp_path / "short.yaml"), str(tmp_path / "recipe.yaml"), "--vocab-size", "60", "--calibration-steps", "5",
                  "--downstream", str(tmp_path / "task" / "train.tsv"), str(tmp_path / "task" / "dev.tsv"),
                  "--text-column", "sentence", "--label-column", "label", "--seeds", "0",
                  "--finetune-epochs", "1"])
     assert code == 0
     results = json.loads((out / "results.json").read_text())
-    # The step budget is 60 (1 minute at 1 s a step, half to each phase); the time limit may stop it earlier.
-    assert 0.0 < results["heldout_mlm_accuracy"] <= 1.0 and 2 <= results["steps"] <= 60 and results["minutes"] > 0
+    # Each phase's step was timed over 5 steps; the timing's minutes came off the budget, and each phase got
+    # the steps that fill its share of the rest (the time limit may stop it earlier).
+    calibration = results["calibration"]
+    assert calibration["steps"] == 5 and len(calibration["seconds_per_step"]) == 2 and calibration["minutes"] > 0
+    recipes = [SimpleNamespace(steps=1000, max_minutes=None)] * 2  # the test's recipes have no guard
+    budgets = phase_budgets(recipes, 1 - calibration["minutes"], calibration["seconds_per_step"])
+    assert 0.0 < results["heldout_mlm_accuracy"] <= 1.0 and results["minutes"] > 0
     phases = results["phases"]
+    assert all(2 <= phase["steps"] <= steps for phase, (_, steps) in zip(phases, budgets)), (phases, budgets)
+    assert not list(out.glob("calibration_phase*"))  # the timing runs leave nothing behind
     assert [p["max_seq_length"] for p in phases] == [16, 32] and sum(p["steps"] for p in phases) == results["steps"]
     assert phases[1]["heldout_mlm_accuracy"] == results["heldout_mlm_accuracy"] and phases[0]["heldout_curve"]
     assert (out / "model_phase1" / "history.json").exists() and (out / "data_seq16").is_dir()
