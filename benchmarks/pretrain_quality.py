@@ -56,7 +56,7 @@ LANGUAGES = {
 # The fine-tuning recipe of every downstream run, both starts (a task's flags may set its own epochs).
 FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE = 3, 3e-4
 # A timed phase's steps fill this share of its minutes: the rest is for its held-out evaluations and
-# checkpoints (about 3% of the English phase 2 on two cores) and for noise in the step time.
+# checkpoints, which made the English phases' steps 4% (phase 2) and 7% (phase 1) longer than timed.
 STEP_BUDGET_SHARE = 0.95
 # name: (command, train, validation, metric key in metrics.json, extra flags)
 DOWNSTREAM = {
@@ -128,7 +128,7 @@ def phase_budgets(recipes: list, minutes: float, seconds_per_step: float | list[
 
     The phases share the time in proportion to their `max_minutes` guards (equally where a recipe has
     none). `seconds_per_step` is one figure for every phase or a list with one a phase. A phase whose
-    step was timed on this machine (a list entry) gets the steps that fill 95% of its share, so its
+    step was timed on this machine (a list entry) gets the steps that fill `STEP_BUDGET_SHARE` of its share, so its
     learning rate decays to 0 as its time runs out. Given one figure, a recipe with a guard is sized as
     its file says, its steps scaled by the share it gets; one without takes the figure to size its steps.
     """
