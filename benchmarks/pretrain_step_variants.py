@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
+
+from benchmarks.report import add_variant_arguments, chosen_variants, run_in_own_process
 
 VARIANTS = {"float32": ("none", False), "xla": ("none", True),
             "bf16": ("mixed_bfloat16", False), "bf16_xla": ("mixed_bfloat16", True)}
@@ -55,26 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="a kbert create-pretraining-data directory")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=20, help="timed steps a round")
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # a child process: time this variant, print JSON
+    add_variant_arguments(parser, list(VARIANTS), steps=20)
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(time_variant(args.data, args.batch_size, args.one, args.rounds, args.steps)))
         return 0
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variants {unknown}; choose from {', '.join(VARIANTS)}")
+    variants = chosen_variants(parser, args, list(VARIANTS))
     print(f"load average at the start: {os.getloadavg()[0]:.2f}")
     print(f"| step ({args.data}, batch {args.batch_size}) | ms a step, per round |\n|---|---|")
     for variant in variants:
-        child = subprocess.run(
-            [sys.executable, "-m", "benchmarks.pretrain_step_variants", "--data", args.data, "--batch-size",
-             str(args.batch_size), "--rounds", str(args.rounds), "--steps", str(args.steps), "--one", variant],
-            capture_output=True, text=True, check=True)
-        times = json.loads(child.stdout.strip().splitlines()[-1])
+        times = run_in_own_process("benchmarks.pretrain_step_variants", variant, [
+            "--data", args.data, "--batch-size", str(args.batch_size), "--rounds", str(args.rounds),
+            "--steps", str(args.steps)])
         print(f"| {variant} | {', '.join(f'{t:.1f}' for t in times)} |", flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     return 0

@@ -1,11 +1,16 @@
-"""Writes one benchmark's section of BENCHMARKS.md, leaving the other sections as they are."""
+"""Writes one benchmark's section of BENCHMARKS.md, leaving the other sections as they are; runs variants apart."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import pathlib
 import platform
 import re
+import subprocess
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 BENCHMARKS_MD = pathlib.Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 HEADER = "# kbert benchmarks\n\nEach section is written by the script it names; rerun the command to refresh it.\n"
@@ -45,3 +50,27 @@ def publish(name: str, report: str, write: bool = True) -> None:
     print(report)
     if write:
         write_section(name, report)
+
+
+def add_variant_arguments(parser: argparse.ArgumentParser, variants: Sequence[str], steps: int) -> None:
+    """The flags of a benchmark that times each variant in a process of its own (`run_in_own_process`)."""
+    parser.add_argument("--variants", default=",".join(variants), help=f"comma-separated, of {', '.join(variants)}")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=steps, help="timed steps a round")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a child process: time this variant, print JSON
+
+
+def chosen_variants(parser: argparse.ArgumentParser, args: argparse.Namespace, variants: Sequence[str]) -> list[str]:
+    """`--variants` as a list, or the parser's error naming the unknown ones."""
+    chosen = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in variants]
+    if unknown:
+        parser.error(f"unknown variants {unknown}; choose from {', '.join(variants)}")
+    return chosen
+
+
+def run_in_own_process(module: str, variant: str, args: Sequence[str]) -> Any:
+    """Runs `python -m module ARGS --one VARIANT` and returns the JSON it printed last."""
+    child = subprocess.run([sys.executable, "-m", module, *args, "--one", variant],
+                           capture_output=True, text=True, check=True)
+    return json.loads(child.stdout.strip().splitlines()[-1])
