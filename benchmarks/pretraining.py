@@ -76,10 +76,40 @@ def make_batches(count: int, batch: int, seq: int, preds: int, seed: int = 0) ->
 # === Runners: each returns a `step(batch_index)` doing one synchronous optimizer step ===
 
 
+class KerasLossPretrainer(kbert.BertPretrainer):
+    """The pretrainer with its masked-LM loss and accuracy from Keras' ops, outside any XLA cluster: the
+    ablation that measures what `masked_lm_loss_and_hits` saves."""
+
+    def __init__(self, encoder, objective):
+        super().__init__(encoder, objective=objective)
+        self.mlm_accuracy = keras.metrics.SparseCategoricalAccuracy(name="mlm_accuracy")
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        ids, weights = tf.cast(x["masked_ids"], tf.int32), tf.cast(x["masked_weights"], tf.float32)
+        per_token = keras.losses.sparse_categorical_crossentropy(ids, y_pred["mlm_logits"], from_logits=True)
+        loss = tf.reduce_sum(per_token * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
+        self.mlm_loss_tracker.update_state(loss)
+        self.mlm_accuracy.update_state(ids, y_pred["mlm_logits"], sample_weight=weights)
+        if self.sentence_head is not None:
+            labels = tf.cast(x["next_sentence_label"], tf.int32)
+            sentence_loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(
+                labels, y_pred["sentence_logits"], from_logits=True))
+            self.sentence_loss_tracker.update_state(sentence_loss)
+            self.sentence_accuracy.update_state(labels, y_pred["sentence_logits"])
+            loss = loss + sentence_loss
+        return loss
+
+
 def kbert_runner(batches, *, jit_compile: bool, dtype: str | None = None, steps_total: int = 10_000,
-                 clipnorm: float | None = 1.0, objective: str = "nsp", **preset_overrides) -> Callable[[int], None]:
+                 clipnorm: float | None = 1.0, objective: str = "nsp", keras_loss: bool = False,
+                 keras_hub_blocks: bool = False, **preset_overrides) -> Callable[[int], None]:
     encoder = kbert.BertEncoder.from_preset("mini", dtype=dtype, **preset_overrides)
-    model = kbert.BertPretrainer(encoder, objective=objective)
+    if keras_hub_blocks:  # the ablation of kbert's block: the same layers and weights, keras-hub's call
+        import keras_hub
+
+        for block in encoder.transformer_layers:
+            block.__class__ = keras_hub.layers.TransformerEncoder
+    model = (KerasLossPretrainer if keras_loss else kbert.BertPretrainer)(encoder, objective=objective)
     optimizer = create_optimizer(1e-4, num_train_steps=steps_total, warmup_steps=steps_total // 10,
                                  weight_decay=0.01, clipnorm=clipnorm)
     model.compile(optimizer=optimizer, jit_compile=jit_compile)
@@ -180,7 +210,17 @@ def main() -> None:
                 batches, jit_compile=False, objective="none"),
             "ablation: kbert, dropout 0": lambda: kbert_runner(
                 batches, jit_compile=False, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0),
+            # adds a cost back: the masked-LM loss and accuracy as Keras' ops, not one XLA cluster
+            "ablation: kbert, Keras' loss and accuracy": lambda: kbert_runner(
+                batches, jit_compile=False, keras_loss=True),
         })
+        factories["ablation: kbert, keras-hub's block call"] = lambda: kbert_runner(
+            batches, jit_compile=False, keras_hub_blocks=True)
+        if args.bf16:
+            factories["ablation: kbert, Keras' loss and accuracy (mixed_bfloat16)"] = lambda: kbert_runner(
+                batches, jit_compile=False, dtype="mixed_bfloat16", keras_loss=True)
+            factories["ablation: kbert, keras-hub's block call (mixed_bfloat16)"] = lambda: kbert_runner(
+                batches, jit_compile=False, dtype="mixed_bfloat16", keras_hub_blocks=True)
     factories.update({
         HF: lambda: torch_runner(batches),
         "keras-hub BertMaskedLM (tf.function)": lambda: keras_hub_runner(batches, jit_compile=False),

@@ -6,11 +6,11 @@ import warnings
 from typing import Any
 
 import keras
-import keras_hub
 
 from kbert.config import BertConfig
 from kbert.layers.activations import hidden_activation
 from kbert.layers.bert_embeddings import BertEmbeddings
+from kbert.layers.transformer_block import BertTransformerBlock
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -18,14 +18,15 @@ class BertEncoder(keras.Model):
     """BERT (Devlin et al. 2018): a bidirectional transformer encoder over WordPiece tokens.
 
     token_ids, segment_ids -> BertEmbeddings (token + position + segment, LayerNorm, dropout)
-      -> num_hidden_layers x TransformerEncoder block, post-LN:
+      -> num_hidden_layers x transformer block, post-LN:
            x = LayerNorm(x + Dropout(SelfAttention(x)))
            x = LayerNorm(x + Dropout(Dense_H(GELU(Dense_4H(x)))))
       -> sequence_output (batch, seq, hidden)
       -> pooled_output = tanh(Dense(sequence_output[:, 0]))   # the [CLS] vector, for sentence tasks
 
     The transformer block is keras-hub's `TransformerEncoder` with `normalize_first=False` (post-LN),
-    which is exactly BERT's block. Constructor arguments are Google's `bert_config.json` field names.
+    which is exactly BERT's block, as `kbert.layers.BertTransformerBlock`: the same weights, with a faster
+    training step. Constructor arguments are Google's `bert_config.json` field names.
 
     Args:
         vocab_size: int. Number of WordPiece tokens.
@@ -102,7 +103,7 @@ class BertEncoder(keras.Model):
             initializer_range=initializer_range, dtype=dtype, name="embeddings",
         )
         self.transformer_layers = [
-            keras_hub.layers.TransformerEncoder(
+            BertTransformerBlock(
                 intermediate_dim=intermediate_size, num_heads=num_attention_heads,
                 dropout=hidden_dropout_prob, activation=hidden_activation(hidden_act),
                 layer_norm_epsilon=layer_norm_eps, kernel_initializer=initializer(),

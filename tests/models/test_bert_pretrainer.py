@@ -7,7 +7,7 @@ import tensorflow as tf
 
 import kbert
 from kbert.convert.checkpoints import load_pretrainer, save_pretrained
-from kbert.models.bert_pretrainer import BertPretrainer
+from kbert.models.bert_pretrainer import BertPretrainer, masked_lm_loss_and_hits
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +104,38 @@ def test_loss_is_weighted_mlm_plus_sentence():
     sentence = cross_entropy(out["sentence_logits"], x["next_sentence_label"]).mean()
     assert np.isclose(result["mlm_loss"], mlm, rtol=1e-4)
     assert np.isclose(result["loss"], mlm + sentence, rtol=1e-4)
+    hits = np.argmax(out["mlm_logits"], -1) == x["masked_ids"]
+    accuracy = (hits * x["masked_weights"]).sum() / x["masked_weights"].sum()
+    assert np.isclose(result["mlm_accuracy"], accuracy, atol=1e-6)
+
+
+@pytest.mark.parametrize("weights", [[[1, 1, 0], [1, 0, 0]], [[0, 0, 0], [0, 0, 0]]])
+def test_masked_lm_loss_and_hits_against_numpy(weights):
+    """The XLA-compiled loss, its hits and its gradient, eager and inside a plain `tf.function`."""
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(2, 3, 7)).astype("float32")
+    logits[1, 2] = 0.0  # a tie: arg-max takes the first word, as Keras' accuracy does
+    ids = np.array([[3, 0, 6], [int(np.argmax(logits[1, 0])), 2, 0]], "int32")
+    weights = np.array(weights, "float32")
+
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    per_token = -np.log(np.take_along_axis(probs, ids[..., None], -1)[..., 0])
+    denominator = max(weights.sum(), 1.0)
+    expected_gradient = (probs - np.eye(7)[ids]) * (weights / denominator)[..., None]
+
+    def loss_and_gradient(logits):
+        logits = tf.convert_to_tensor(logits)
+        with tf.GradientTape() as tape:
+            tape.watch(logits)
+            loss, hits = masked_lm_loss_and_hits(ids, logits, weights)
+        return loss, hits, tape.gradient(loss, logits)
+
+    for run in (loss_and_gradient, tf.function(loss_and_gradient)):
+        loss, hits, gradient = run(logits)
+        assert np.isclose(loss, (per_token * weights).sum() / denominator, rtol=1e-5)
+        np.testing.assert_array_equal(hits, np.argmax(logits, -1) == ids)
+        np.testing.assert_allclose(gradient, expected_gradient, atol=1e-6)
 
 
 def test_fit_learns_copy_task():

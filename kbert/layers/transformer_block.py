@@ -1,0 +1,144 @@
+"""BERT's post-LN transformer block, with the element-wise work of a training step compiled by XLA."""
+
+from __future__ import annotations
+
+import keras
+import keras_hub
+import tensorflow as tf
+
+
+def _dropout(x, rate: float, seed):
+    """Inverted dropout whose mask comes from ThreeFry, a counter-based generator XLA runs fast on CPU
+    (TensorFlow's default generator inside XLA costs 16-18% of a mini step, BENCHMARKS.md)."""
+    if rate == 0.0:
+        return x
+    keep = tf.random.stateless_uniform(tf.shape(x), seed=seed, alg="threefry") >= rate
+    return tf.where(keep, x / tf.cast(1.0 - rate, x.dtype), tf.zeros((), x.dtype))
+
+
+@tf.function(jit_compile=True)
+def _attention_probabilities(scores, padding_mask, rate: float, seed):
+    """softmax(scores over the real keys), then dropout; in float32, returned in the scores' dtype."""
+    # (batch, heads, query, key) + (batch, 1, 1, key): padded keys get a weight of exp(-1e9) = 0.
+    adder = (1.0 - tf.cast(padding_mask, tf.float32))[:, None, None, :] * -1e9
+    probabilities = tf.nn.softmax(tf.cast(scores, tf.float32) + adder, axis=-1)
+    return _dropout(tf.cast(probabilities, scores.dtype), rate, seed)
+
+
+@tf.function(jit_compile=True)
+def _add_and_normalize(y, bias, residual, gamma, beta, epsilon: float, rate: float, seed):
+    """LayerNorm(residual + dropout(y + bias)), normalised in float32."""
+    z = tf.cast(_dropout(y + tf.cast(bias, y.dtype), rate, seed), tf.float32) + tf.cast(residual, tf.float32)
+    mean, variance = tf.nn.moments(z, axes=[-1], keepdims=True)
+    normalized = (z - mean) * tf.math.rsqrt(variance + epsilon) * gamma + beta
+    return tf.cast(normalized, y.dtype)
+
+
+@tf.function(jit_compile=True)
+def _bias_and_activation(h, bias, activation):
+    return tf.cast(activation(tf.cast(h, tf.float32) + bias), h.dtype)
+
+
+@keras.saving.register_keras_serializable(package="kbert")
+class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
+    """BERT's transformer block (post-LN), keras-hub's `TransformerEncoder` with a faster training step.
+
+        x = LayerNorm(x + Dropout(SelfAttention(x)))
+        x = LayerNorm(x + Dropout(Dense_H(activation(Dense_4H(x)))))
+
+    The sublayers, weights and names are keras-hub's (`normalize_first=False`), so checkpoints, converters
+    and exports see keras-hub's block, and inference runs keras-hub's `call` unchanged. A training step
+    computes the same function another way when its sequence length is fixed at tracing, as in
+    pretraining (XLA compiles once per shape; with dynamic padding, as in fine-tuning, every new length
+    would compile anew, so those steps run keras-hub's `call`). The products run as plain TensorFlow
+    matmuls (query, key and value as one), and the element-wise work between them runs as three small XLA
+    programs, forward and backward: the masked softmax with its dropout; bias, dropout, residual and
+    LayerNorm; bias and activation. Keras' layers run each of those as separate passes over memory, which
+    is most of a step on CPU once the products run in bfloat16 (BENCHMARKS.md, "kbert's own transformer
+    block"). Dropout masks come from ThreeFry, seeded by the block's own dropout layers, so each site
+    keeps its own stream.
+
+    Args:
+        intermediate_dim: int. Feed-forward width (4H in BERT).
+        num_heads: int. Attention heads.
+        dropout: float. Dropout rate on attention probabilities and on both sublayer outputs.
+        activation: the feed-forward activation, a Keras activation function or name.
+        layer_norm_epsilon: float. LayerNorm epsilon.
+        **kwargs: the rest of keras-hub's `TransformerEncoder` arguments (initializers, name, dtype).
+
+    Call arguments:
+        inputs: float tensor (batch, seq, hidden).
+        padding_mask: int or bool tensor (batch, seq), 1 for real tokens.
+        training: bool.
+
+    Returns:
+        Float tensor (batch, seq, hidden).
+
+    Example:
+    >>> block = BertTransformerBlock(intermediate_dim=16, num_heads=2)
+    >>> block(keras.ops.ones((1, 3, 8)), padding_mask=keras.ops.ones((1, 3), "int32")).shape
+    TensorShape([1, 3, 8])
+    """
+
+    def __init__(self, intermediate_dim, num_heads, **kwargs):
+        if kwargs.get("normalize_first"):
+            raise ValueError("BertTransformerBlock is BERT's post-LN block; normalize_first must be False")
+        super().__init__(intermediate_dim, num_heads, **kwargs)
+
+    def call(self, inputs, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
+        # XLA compiles once per shape, so the compiled path needs a sequence length fixed when the step is
+        # traced (pretraining's batches); with dynamic padding (fine-tuning) each new length would compile anew.
+        fixed_length = inputs.shape[1] is not None
+        if not (training and fixed_length) or padding_mask is None or attention_mask is not None \
+                or return_attention_scores:
+            return super().call(inputs, padding_mask=padding_mask, attention_mask=attention_mask,
+                                training=training, return_attention_scores=return_attention_scores)
+        return self._training_call(inputs, padding_mask)
+
+    def _training_call(self, inputs, padding_mask):
+        attention = self._self_attention_layer
+        dtype = inputs.dtype
+        batch, length, hidden = tf.shape(inputs)[0], tf.shape(inputs)[1], inputs.shape[-1]
+        heads = self.num_heads
+        head_dim = hidden // heads
+
+        def kernel(dense, rows=hidden):  # as a (rows, columns) matrix in the compute dtype
+            return tf.cast(tf.reshape(dense.kernel, [rows, -1]), dtype)
+
+        def vector(variable):
+            return tf.cast(tf.reshape(variable, [-1]), tf.float32)
+
+        def seed(dropout_layer):
+            return dropout_layer.seed_generator.next() if self.dropout > 0.0 else tf.zeros([2], tf.int64)
+
+        x = tf.reshape(inputs, [-1, hidden])  # (batch * seq, hidden)
+
+        # === Self-attention ===
+        query_key_value = tf.matmul(x, tf.concat(
+            [kernel(attention._query_dense), kernel(attention._key_dense), kernel(attention._value_dense)], 1))
+        bias = tf.concat([vector(attention._query_dense.bias), vector(attention._key_dense.bias),
+                          vector(attention._value_dense.bias)], 0)
+        query_key_value = tf.nn.bias_add(query_key_value, tf.cast(bias, dtype))
+        # (3, batch, heads, seq, head_dim); unstack, whose gradient is a stack, not three zero-filled slices.
+        query_key_value = tf.transpose(tf.reshape(query_key_value, [batch, length, 3, heads, head_dim]),
+                                       [2, 0, 3, 1, 4])
+        query, key, value = tf.unstack(query_key_value, axis=0)
+        query = query * tf.cast(head_dim**-0.5, dtype)
+        scores = tf.matmul(query, key, transpose_b=True)  # (batch, heads, seq, seq)
+        probabilities = _attention_probabilities(scores, padding_mask, self.dropout, seed(attention._dropout_layer))
+        context = tf.matmul(probabilities, value)  # (batch, heads, seq, head_dim)
+        context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [-1, hidden])
+        y = tf.matmul(context, kernel(attention._output_dense))
+        norm = self._self_attention_layer_norm
+        x = _add_and_normalize(y, vector(attention._output_dense.bias), x, vector(norm.gamma), vector(norm.beta),
+                               norm.epsilon, self.dropout, seed(self._self_attention_dropout))
+
+        # === Feed-forward ===
+        intermediate, output = self._feedforward_intermediate_dense, self._feedforward_output_dense
+        h = _bias_and_activation(tf.matmul(x, kernel(intermediate)), vector(intermediate.bias),
+                                 intermediate.activation)
+        y = tf.matmul(h, kernel(output, rows=self.intermediate_dim))
+        norm = self._feedforward_layer_norm
+        x = _add_and_normalize(y, vector(output.bias), x, vector(norm.gamma), vector(norm.beta),
+                               norm.epsilon, self.dropout, seed(self._feedforward_dropout))
+        return tf.reshape(x, [batch, length, hidden])
