@@ -25,8 +25,9 @@ class BertEncoder(keras.Model):
       -> pooled_output = tanh(Dense(sequence_output[:, 0]))   # the [CLS] vector, for sentence tasks
 
     The transformer block is keras-hub's `TransformerEncoder` with `normalize_first=False` (post-LN),
-    which is exactly BERT's block, as `kbert.layers.BertTransformerBlock`: the same weights, with a faster
-    training step. Constructor arguments are Google's `bert_config.json` field names.
+    which is exactly BERT's block, as `BertTransformerBlock` (`kbert/layers/transformer_block.py`): the
+    same weights, with a faster training step. Constructor arguments are Google's `bert_config.json`
+    field names.
 
     Args:
         vocab_size: int. Number of WordPiece tokens.
