@@ -22,10 +22,11 @@ def masked_lm_loss_and_hits(masked_ids, logits, masked_weights):
 
     The loss is the weighted mean cross-entropy over real predictions; `hits` (batch, max_predictions) is 1.0
     where the arg-max word is the target. The logits hold max_predictions x vocabulary floats per sequence,
-    the step's largest element-wise tensor: TensorFlow's cross-entropy kernel and a separate arg-max each
-    pass over it, while XLA fuses the passes (forward and backward): a mini `tf.function` step runs 8-11%
-    faster (BENCHMARKS.md, "kbert's own transformer block"). Inside a step compiled with `jit_compile` it
-    is simply part of that cluster.
+    the step's largest element-wise tensor, and XLA fuses the loss's and the arg-max's passes over it
+    (forward and backward). With the accuracy counted from these hits rather than by Keras'
+    `SparseCategoricalAccuracy` on the logits, a mini `tf.function` step runs 8-11% faster; the fusion
+    alone gives 0-2% of it (BENCHMARKS.md, "kbert's own transformer block"). Inside a step compiled with
+    `jit_compile` it is simply part of that cluster.
     """
     masked_ids = tf.cast(masked_ids, tf.int32)
     masked_weights = tf.cast(masked_weights, tf.float32)
