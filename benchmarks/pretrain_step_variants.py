@@ -43,10 +43,9 @@ def time_variant(data: str, batch_size: int, variant: str, rounds: int, steps: i
     encoder = BertEncoder(**BertConfig.from_preset(
         "tiny", vocab_size=vocab_size, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0).to_dict())
     if variant in KERAS_HUB_CALL:
-        import keras_hub
+        from benchmarks.pretraining import use_keras_hub_call
 
-        for block in encoder.transformer_layers:
-            block.__class__ = keras_hub.layers.TransformerEncoder
+        use_keras_hub_call(encoder)
     pretrainer = BertPretrainer(encoder, objective="none")
     pretrainer.compile(optimizer=create_optimizer(1e-3, num_train_steps=10_000, warmup_steps=100,
                                                   weight_decay=0.01, clipnorm=1.0), jit_compile=jit_compile)
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="a kbert create-pretraining-data directory")
     parser.add_argument("--batch-size", type=int, default=64)
-    add_variant_arguments(parser, list(VARIANTS), steps=20)
+    add_variant_arguments(parser, list(VARIANTS), steps=20, ablations=list(KERAS_HUB_CALL))
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(time_variant(args.data, args.batch_size, args.one, args.rounds, args.steps)))

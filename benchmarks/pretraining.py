@@ -94,15 +94,20 @@ class KerasLossPretrainer(kbert.BertPretrainer):
             return super().compute_loss(*args, **kwargs)
 
 
+def use_keras_hub_call(encoder: kbert.BertEncoder) -> None:
+    """The ablation of kbert's block: the same layers and weights, run by keras-hub's `call`."""
+    import keras_hub
+
+    for block in encoder.transformer_layers:
+        block.__class__ = keras_hub.layers.TransformerEncoder
+
+
 def kbert_runner(batches, *, jit_compile: bool, dtype: str | None = None, steps_total: int = 10_000,
                  clipnorm: float | None = 1.0, objective: str = "nsp", keras_loss: bool = False,
                  keras_hub_blocks: bool = False, **preset_overrides) -> Callable[[int], None]:
     encoder = kbert.BertEncoder.from_preset("mini", dtype=dtype, **preset_overrides)
-    if keras_hub_blocks:  # the ablation of kbert's block: the same layers and weights, keras-hub's call
-        import keras_hub
-
-        for block in encoder.transformer_layers:
-            block.__class__ = keras_hub.layers.TransformerEncoder
+    if keras_hub_blocks:
+        use_keras_hub_call(encoder)
     model = (KerasLossPretrainer if keras_loss else kbert.BertPretrainer)(encoder, objective=objective)
     optimizer = create_optimizer(1e-4, num_train_steps=steps_total, warmup_steps=steps_total // 10,
                                  weight_decay=0.01, clipnorm=clipnorm)

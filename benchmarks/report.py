@@ -52,9 +52,14 @@ def publish(name: str, report: str, write: bool = True) -> None:
         write_section(name, report)
 
 
-def add_variant_arguments(parser: argparse.ArgumentParser, variants: Sequence[str], steps: int) -> None:
-    """The flags of a benchmark that times each variant in a process of its own (`run_in_own_process`)."""
-    parser.add_argument("--variants", default=",".join(variants), help=f"comma-separated, of {', '.join(variants)}")
+def add_variant_arguments(parser: argparse.ArgumentParser, variants: Sequence[str], steps: int,
+                          ablations: Sequence[str] = ()) -> None:
+    """The flags of a benchmark that times each variant in a process of its own (`run_in_own_process`).
+
+    `variants` run by default; `ablations` only when `--variants` names them.
+    """
+    parser.add_argument("--variants", default=",".join(variants),
+                        help=f"comma-separated, of {', '.join([*variants, *ablations])}")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=steps, help="timed steps a round")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child process: time this variant, print JSON
