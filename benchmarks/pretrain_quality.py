@@ -286,8 +286,9 @@ def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | No
         for init in ("pretrained", "random"):
             for seed in args.seeds:
                 out = runs / name / f"{init}_{seed}"
+                # the random start is the pretrained model's architecture (the recipe's), with fresh weights
                 source = ["--init", str(work / "model")] if init == "pretrained" else [
-                    "--preset", "tiny", "--vocab", str(work / "vocab.txt")]
+                    "--preset", str(work / "model"), "--vocab", str(work / "vocab.txt")]
                 argv = ["finetune", command, *source, "--train", str(train), "--validation", str(validation),
                         *flags, *([] if "--epochs" in flags else ["--epochs", str(args.finetune_epochs)]),
                         "--batch-size", "32",

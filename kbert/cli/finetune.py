@@ -16,7 +16,8 @@ from kbert.cli.main import UsageError
 HELP = {
     "init": "pretrained checkpoint directory (HF, Google or kbert); without it training starts from "
             "random weights of --preset",
-    "preset": "encoder size when there is no --init (default tiny)",
+    "preset": "encoder size when there is no --init: a preset name (default tiny) or a checkpoint "
+              "directory, whose architecture is built with fresh weights",
     "vocab": "vocab.txt for training from random weights (required without --init)",
     "train": "training data: a file or tfds:NAME[:SPLIT]",
     "validation": "validation data: a file or tfds:NAME[:SPLIT]",

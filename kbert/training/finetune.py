@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import keras
 
-from kbert.convert.checkpoints import load_pretrained
+from kbert.convert.checkpoints import load_pretrained, read_config
 from kbert.models.bert_encoder import BertEncoder
 from kbert.tasks import Task, get_task, load_model, save_model
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
@@ -42,7 +42,8 @@ class FinetuneConfig:
         validation: validation data (None: no metrics.json).
         init: directory `kbert.load_pretrained` reads; None starts from a random `preset` encoder with the
             `vocab` vocabulary (the "from scratch" baseline).
-        preset: encoder size without `init`. vocab: vocab.txt without `init`.
+        preset: encoder size without `init`: a preset name, or a checkpoint directory whose architecture
+            is built with fresh weights (the baseline of the same model). vocab: vocab.txt without `init`.
         sequence_length: packing / window length.
         train_articles, validation_articles: (start, stop) article slices of SQuAD JSON files.
         epochs, batch_size, learning_rate, warmup_ratio, weight_decay: BERT's recipe (AdamW, linear warmup
@@ -89,6 +90,9 @@ def _start(config: FinetuneConfig) -> tuple[keras.Model, BertTokenizer]:
     if config.vocab is None:
         raise ValueError("training from random weights (no init directory) needs a vocabulary file (--vocab)")
     tokenizer = load_tokenizer(config.vocab)
+    if pathlib.Path(config.preset).is_dir():  # a checkpoint's architecture, with fresh weights
+        fields = {**read_config(config.preset).to_dict(), "vocab_size": tokenizer.vocabulary_size()}
+        return BertEncoder(**fields), tokenizer
     return BertEncoder.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()), tokenizer
 
 

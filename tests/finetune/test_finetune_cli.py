@@ -48,6 +48,24 @@ def test_classify_from_random_weights_learns_keyword(tmp_path, tiny_vocab_file):
     assert kbert.load_model(out).encoder.bert_config.num_hidden_layers == 2  # the tiny preset
 
 
+def test_preset_directory_builds_its_architecture_with_fresh_weights(tmp_path, tiny_init, tiny_vocab_file):
+    # The random-init baseline of a pretrained model: its shape (hidden 32, intermediate 64: no preset's),
+    # not its weights. A learning rate of 1e-9 keeps the trained weights within 1e-6 of their start.
+    train = write_tsv(tmp_path / "train.tsv", ["text", "label"], keyword_rows(32, 4))
+    out = tmp_path / "baseline"
+    code = main(["finetune", "classify", "--preset", str(tiny_init), "--vocab", str(tiny_vocab_file), "--train",
+                 str(train), "--sequence-length", "16", "--epochs", "1", "--batch-size", "16",
+                 "--learning-rate", "1e-9", "--out", str(out), "--quiet"])
+    assert code == 0
+    encoder = kbert.load_model(out).encoder
+    checkpoint = kbert.load_pretrained(tiny_init)
+    assert encoder.bert_config == checkpoint.bert_config
+    trained, start = encoder.weights[0], checkpoint.weights[0]
+    assert trained.path == start.path == "embeddings/token_embedding/embeddings"
+    trained, start = trained.numpy(), start.numpy()
+    assert abs(trained - start).max() > 1e-2  # fresh draws of std 0.02, not the checkpoint's values
+
+
 def error_of(capsys, argv: list[str], status: int = 1) -> str:
     """Runs the CLI expecting a user error: the exit status, and the one-line message on stderr."""
     capsys.readouterr()

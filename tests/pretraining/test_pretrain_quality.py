@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import kbert
 from pretraining.test_pretrain_cli import TOPICS, write_corpus
 
 
@@ -25,8 +26,10 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
         (tmp_path / "task").mkdir(exist_ok=True)
         (tmp_path / "task" / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # Two phases, as the English recipe: short sequences first, then the longer ones from those weights.
+    # The recipe changes the preset's heads, so the random start must take the model's architecture.
     for name, length in (("short.yaml", 16), ("recipe.yaml", 32)):
-        (tmp_path / name).write_text(f"preset: tiny\nobjective: none\nmax_seq_length: {length}\nbatch_size: 16\n"
+        (tmp_path / name).write_text(f"preset: tiny\nnum_attention_heads: 4\nobjective: none\n"
+                                     f"max_seq_length: {length}\nbatch_size: 16\n"
                                      "learning_rate: 1.0e-3\nsave_every_steps: 20\n")
     out = tmp_path / "out"
     code = main(["--lang", "en", "--minutes", "1", "--out", str(out), "--corpus", str(tmp_path / "corpus*.txt"),
@@ -53,6 +56,9 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
     task = results["downstream"]["task"]
     assert task["metric"] == "accuracy" and len(task["pretrained"]) == len(task["random"]) == 1
     assert all(0.0 <= s <= 1.0 for s in task["pretrained"] + task["random"])
+    random_start = kbert.load_model(out / "finetune" / "task" / "random_0").encoder.bert_config
+    assert random_start == kbert.load_pretrained(out / "model").bert_config
+    assert random_start.num_attention_heads == 4  # the recipe's, not the tiny preset's 2
     assert sorted((out / "heldout").glob("*.txt"))  # the 5% split of each corpus file
     assert list((out / "model" / "heldout").glob("step_*.json"))
     section = (out / "BENCHMARKS_section.md").read_text()
