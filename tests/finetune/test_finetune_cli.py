@@ -62,8 +62,7 @@ def test_preset_directory_builds_its_architecture_with_fresh_weights(tmp_path, t
     assert encoder.bert_config == checkpoint.bert_config
     trained, start = encoder.weights[0], checkpoint.weights[0]
     assert trained.path == start.path == "embeddings/token_embedding/embeddings"
-    trained, start = trained.numpy(), start.numpy()
-    assert abs(trained - start).max() > 1e-2  # fresh draws of std 0.02, not the checkpoint's values
+    assert abs(trained.numpy() - start.numpy()).max() > 1e-2  # fresh draws of std 0.02, not the checkpoint's
 
 
 def error_of(capsys, argv: list[str], status: int = 1) -> str:
