@@ -13,9 +13,11 @@ sentences, entity F1 on test) and SQuAD v1.1 windows (first N questions of artic
 40-47; both sides train on the windows of `build_qa_features`, the reference reads them from a file).
 
 Each task runs at every training size and seed; the table shows mean ± std (min–max) per size and the
-goal (`benchmarks.seed_spread`). `--wall-time` writes the wall-time table first (whole process,
-reference / kbert ratio, examples/s, and the phases read from the timestamped progress lines: start to
-the first optimizer step, training, saving + evaluation), then the same runs' scores.
+goal (`benchmarks.seed_spread`); with more than 3 seeds a side, `benchmarks.goal_odds` reads the same
+JSON and says how often a 3-seed table would meet the goals. `--wall-time` writes the wall-time table
+first (whole process, reference / kbert ratio, examples/s, and the phases read from the timestamped
+progress lines: start to the first optimizer step, training, saving + evaluation), then the same runs'
+scores.
 
     python -m benchmarks.finetune_quality --tasks sst2,pairs,conll --sizes 500 1000 2000 4000 8000 \
         --conll-sizes 1000 5000 --seeds 0 1 2 --json runs.json --resume
