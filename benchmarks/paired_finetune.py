@@ -2,8 +2,10 @@
 
 `benchmarks.finetune_quality` gives each side its own seeds, so a gap between the two means mixes what the
 frameworks do with which rows came first and how the new head was drawn. Here each seed draws one shuffle
-of the first `--size` training rows (SST-2 sentences, or CoNLL-2003 sentences with `--task conll`; written
-as the training file, read in order by both sides) and one new head (kernel from a normal of std 0.02, as
+of the first `--size` training rows (SST-2 sentences; CoNLL-2003 sentences with `--task conll`; with
+`--task pairs`, the question-sentence pairs of `benchmarks.pair_task`, articles 0-39, scored on the first
+1,000 pairs of articles 40-47 as `benchmarks.finetune_quality` scores them; written as the training file,
+read in order by both sides) and one new head (kernel from a normal of std 0.02, as
 both draw it; `--truncated-head` cuts it at 2 std as Google's code does; bias 0), and both sides start from
 them: only the dropout masks differ, and with `--dropout 0` nothing but float order does. `--kbert-own
 shuffle|head` lets kbert make that one draw itself, as `kbert finetune` does, to see which draw moves a
@@ -19,6 +21,7 @@ curves; then the mean and spread of the paired differences.
     python -m benchmarks.paired_finetune --size 2000 --seeds 0 1 2 --dropout 0 --json paired_nodrop.json
     python -m benchmarks.paired_finetune --task conll --size 5000 --seeds 0 1 2 --truncated-head
     python -m benchmarks.paired_finetune --task conll --size 5000 --seeds 0 1 2 --truncated-head --kbert-own shuffle
+    python -m benchmarks.paired_finetune --task pairs --size 2000 --seeds 0 1 2 3 4 5
 """
 
 from __future__ import annotations
@@ -38,12 +41,28 @@ import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
-# task: (training file, dev file, sequence length, reference subcommand and its flags)
+SQUAD = DATA / "squad_v1.1/dev-v1.1.json"
+# task: (training file, dev file, sequence length, reference subcommand and its flags); the pair task's
+# files are written from SQUAD by `pair_files`
 TASKS = {
     "sst2": (DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", 64,
              ["classify", "--text-column", "sentence", "--label-column", "label"]),
     "conll": (DATA / "conll2003/train.txt", DATA / "conll2003/test.txt", 128, ["tag"]),
+    "pairs": (SQUAD, SQUAD, 128,
+              ["classify", "--text-column", "question", "--text-pair-column", "sentence", "--label-column", "label"]),
 }
+PAIR_DEV_ROWS = 1000  # benchmarks.finetune_quality's --pair-dev-rows
+
+
+def pair_files(squad: pathlib.Path, work: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """The pair task's training pairs (articles 0-39) and its first `PAIR_DEV_ROWS` dev pairs (articles
+    40-47) as TSV files in `work`, as `benchmarks.finetune_quality` builds and scores them."""
+    from benchmarks.pair_task import build_pair_examples, write_pair_tsv
+
+    data = json.loads(squad.read_text(encoding="utf-8"))
+    write_pair_tsv(build_pair_examples(data, (0, 40)), work / "pairs_train.tsv")
+    write_pair_tsv(build_pair_examples(data, (40, 48))[:PAIR_DEV_ROWS], work / "pairs_dev.tsv")
+    return work / "pairs_train.tsv", work / "pairs_dev.tsv"
 
 
 def write_inputs(task: str, source: pathlib.Path, size: int, seed: int, hidden: int, work: pathlib.Path,
@@ -51,16 +70,16 @@ def write_inputs(task: str, source: pathlib.Path, size: int, seed: int, hidden: 
     """The seed's shuffle of the first `size` rows of `source` (TSV rows or CoNLL sentences), and its
     starting head, in `work`; returns their paths."""
     rng = np.random.default_rng(seed)
-    if task == "sst2":
+    if task != "conll":  # one TSV row an example
         with open(source, encoding="utf-8", newline="") as handle:
             reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
             header, rows = next(reader), list(reader)[:size]
         labels = ["0", "1"]
         order = rng.permutation(len(rows))
         train = work / "train.tsv"
-        with open(train, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_NONE, lineterminator="\n")
-            writer.writerows([header, *(rows[i] for i in order)])
+        # the rows as read, quotes and all (csv's writer wants an escape character for a '"')
+        train.write_text("".join("\t".join(row) + "\n" for row in [header, *(rows[i] for i in order)]),
+                         encoding="utf-8")
     else:
         from benchmarks.hf_reference import read_conll
 
@@ -91,7 +110,13 @@ def kbert_side(args: argparse.Namespace) -> None:
     from kbert.training.optimizers import create_optimizer
 
     keras.utils.set_random_seed(args.seed)
-    task = ClassificationTask(text_column="sentence", label_column="label") if args.task == "sst2" else TaggingTask()
+    if args.task == "conll":
+        task = TaggingTask()
+    else:
+        flags = TASKS[args.task][3]
+        task = ClassificationTask(text_column=flags[flags.index("--text-column") + 1], label_column="label",
+                                  text_pair_column=flags[flags.index("--text-pair-column") + 1]
+                                  if "--text-pair-column" in flags else None)
     train = task.read_examples(args.train, None, None)
     task = task.prepare(args.train, train)
     dev = task.read_examples(args.validation, None, None)
@@ -99,7 +124,7 @@ def kbert_side(args: argparse.Namespace) -> None:
                                              "attention_probs_dropout_prob": args.dropout}
     encoder = load_pretrained(args.init, **rates)
     preprocessor = BertPreprocessor(load_tokenizer(args.init), args.sequence_length, padding="dynamic")
-    in_order = classification_dataset if args.task == "sst2" else tagging_dataset
+    in_order = tagging_dataset if args.task == "conll" else classification_dataset
     own = args.kbert_own or ""  # the draws kbert makes itself (as `kbert finetune` does) instead of sharing
     data = in_order(train, preprocessor, task.labels, batch_size=args.batch_size, shuffle=own == "shuffle",
                     seed=args.seed)
@@ -129,6 +154,8 @@ def kbert_side(args: argparse.Namespace) -> None:
 
 def run_pair(args: argparse.Namespace, seed: int, work: pathlib.Path) -> dict:
     source, dev, length, reference = TASKS[args.task]
+    if args.task == "pairs":
+        source, dev = args.pair_train, args.pair_dev
     hidden = json.loads((pathlib.Path(args.init) / "config.json").read_text())["hidden_size"]  # HF's layout
     train, head = write_inputs(args.task, source, args.size, seed, hidden=hidden, work=work,
                                truncated=args.truncated_head)
@@ -168,7 +195,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kbert-side", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--task", choices=sorted(TASKS), default="sst2",
-                        help="sst2 (accuracy on dev) or conll (CoNLL-2003 NER, entity F1 on test)")
+                        help="sst2 (accuracy on dev), conll (CoNLL-2003 NER, entity F1 on test) or pairs "
+                             "(SQuAD question-sentence pairs, accuracy)")
     parser.add_argument("--size", type=int, default=2000, help="first N training rows (sentences)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--dropout", type=float, help="every dropout rate on both sides (default: 0.1)")
@@ -195,15 +223,19 @@ def main(argv: list[str] | None = None) -> None:
 
         args.init = kbert.pretrained.minilm_path()
     pairs = []
-    for seed in args.seeds:
-        with tempfile.TemporaryDirectory(prefix="kbert-paired-") as work:
-            pairs.append(run_pair(args, seed, pathlib.Path(work)))
-        p = pairs[-1]
-        print(f"seed {seed}: kbert {p['kbert']['score']:.2f} reference {p['reference']['score']:.2f} "
-              f"(difference {p['score_difference']:+.2f}); step-1 loss {p['first_loss'][0]:.5f} / "
-              f"{p['first_loss'][1]:.5f}; mean |loss difference| {p['mean_abs_loss_difference']:.2e}", flush=True)
-        if args.json:
-            pathlib.Path(args.json).write_text(json.dumps(pairs, indent=1) + "\n")
+    with tempfile.TemporaryDirectory(prefix="kbert-paired-files-") as files:
+        if args.task == "pairs":
+            args.pair_train, args.pair_dev = pair_files(TASKS["pairs"][0], pathlib.Path(files))
+        for seed in args.seeds:
+            with tempfile.TemporaryDirectory(prefix="kbert-paired-") as work:
+                pairs.append(run_pair(args, seed, pathlib.Path(work)))
+            p = pairs[-1]
+            print(f"seed {seed}: kbert {p['kbert']['score']:.2f} reference {p['reference']['score']:.2f} "
+                  f"(difference {p['score_difference']:+.2f}); step-1 loss {p['first_loss'][0]:.5f} / "
+                  f"{p['first_loss'][1]:.5f}; mean |loss difference| {p['mean_abs_loss_difference']:.2e}",
+                  flush=True)
+            if args.json:
+                pathlib.Path(args.json).write_text(json.dumps(pairs, indent=1) + "\n")
     differences = [p["score_difference"] for p in pairs]
     for name in ("kbert", "reference"):
         scores = [p[name]["score"] for p in pairs]

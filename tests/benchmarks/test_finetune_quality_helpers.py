@@ -180,3 +180,30 @@ def test_finetune_quality_refuses_unknown_tasks_and_empty_sizes(capsys, flags, m
     with pytest.raises(SystemExit) as exit_info:
         parse_args([*flags, "--init", "unused"])
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_paired_inputs_for_the_pair_task_are_the_benchmarks_files(tmp_path, monkeypatch):
+    import benchmarks.paired_finetune as paired
+
+    data = {"data": SMALL["data"] * 24}  # 48 articles: 0-39 train, 40-47 dev
+    squad = tmp_path / "squad.json"
+    squad.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(paired, "PAIR_DEV_ROWS", 3)
+    (tmp_path / "files").mkdir()
+    train, dev = paired.pair_files(squad, tmp_path / "files")
+
+    def rows(examples):
+        write_pair_tsv(examples, tmp_path / "expected.tsv")
+        return (tmp_path / "expected.tsv").read_text(encoding="utf-8").splitlines()
+
+    assert train.read_text(encoding="utf-8").splitlines() == rows(build_pair_examples(data, (0, 40)))
+    full_dev = rows(build_pair_examples(data, (40, 48)))
+    assert len(full_dev) > 4 and dev.read_text(encoding="utf-8").splitlines() == full_dev[:4]  # header + 3
+    shuffled, _ = paired.write_inputs("pairs", train, 10, seed=0, hidden=8, work=tmp_path)
+    written = shuffled.read_text(encoding="utf-8").splitlines()
+    assert written[0] == "question\tsentence\tlabel"
+    assert sorted(written[1:]) == sorted(train.read_text(encoding="utf-8").splitlines()[1:11])
+    quoted = tmp_path / "quoted.tsv"
+    quoted.write_text('question\tsentence\tlabel\nWho said "no"?\tHe said "no".\t1\n', encoding="utf-8")
+    copy, _ = paired.write_inputs("pairs", quoted, 10, seed=0, hidden=8, work=tmp_path)
+    assert copy.read_text(encoding="utf-8") == quoted.read_text(encoding="utf-8")
