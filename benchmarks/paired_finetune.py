@@ -42,14 +42,12 @@ import numpy as np
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 SQUAD = DATA / "squad_v1.1/dev-v1.1.json"
-# task: (training file, dev file, sequence length, reference subcommand and its flags); the pair task's
-# files are written from SQUAD by `pair_files`
+# task: (training file, dev file, sequence length, text columns: (text, pair) for classification, None for
+# tagging); the pair task's files are written from SQUAD by `pair_files`
 TASKS = {
-    "sst2": (DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", 64,
-             ["classify", "--text-column", "sentence", "--label-column", "label"]),
-    "conll": (DATA / "conll2003/train.txt", DATA / "conll2003/test.txt", 128, ["tag"]),
-    "pairs": (SQUAD, SQUAD, 128,
-              ["classify", "--text-column", "question", "--text-pair-column", "sentence", "--label-column", "label"]),
+    "sst2": (DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", 64, ("sentence", None)),
+    "conll": (DATA / "conll2003/train.txt", DATA / "conll2003/test.txt", 128, None),
+    "pairs": (SQUAD, SQUAD, 128, ("question", "sentence")),
 }
 PAIR_DEV_ROWS = 1000  # benchmarks.finetune_quality's --pair-dev-rows
 
@@ -113,10 +111,8 @@ def kbert_side(args: argparse.Namespace) -> None:
     if args.task == "conll":
         task = TaggingTask()
     else:
-        flags = TASKS[args.task][3]
-        task = ClassificationTask(text_column=flags[flags.index("--text-column") + 1], label_column="label",
-                                  text_pair_column=flags[flags.index("--text-pair-column") + 1]
-                                  if "--text-pair-column" in flags else None)
+        text, pair = TASKS[args.task][3]
+        task = ClassificationTask(text_column=text, text_pair_column=pair, label_column="label")
     train = task.read_examples(args.train, None, None)
     task = task.prepare(args.train, train)
     dev = task.read_examples(args.validation, None, None)
@@ -152,8 +148,17 @@ def kbert_side(args: argparse.Namespace) -> None:
     (pathlib.Path(args.out) / "metrics.json").write_text(json.dumps({**metrics, "losses": losses}) + "\n")
 
 
+def reference_task(columns: tuple[str, str | None] | None) -> list[str]:
+    """`benchmarks.hf_reference`'s subcommand and column flags for a task's `TASKS` columns."""
+    if columns is None:
+        return ["tag"]
+    text, pair = columns
+    return ["classify", "--text-column", text, *(["--text-pair-column", pair] if pair else []),
+            "--label-column", "label"]
+
+
 def run_pair(args: argparse.Namespace, seed: int, work: pathlib.Path) -> dict:
-    source, dev, length, reference = TASKS[args.task]
+    source, dev, length, columns = TASKS[args.task]
     if args.task == "pairs":
         source, dev = args.pair_train, args.pair_dev
     hidden = json.loads((pathlib.Path(args.init) / "config.json").read_text())["hidden_size"]  # HF's layout
@@ -168,8 +173,8 @@ def run_pair(args: argparse.Namespace, seed: int, work: pathlib.Path) -> dict:
     sides = {
         "kbert": [sys.executable, "-m", "benchmarks.paired_finetune", "--kbert-side", "--task", args.task,
                   *common, *own, "--out", str(work / "kbert")],
-        "reference": [sys.executable, "-m", "benchmarks.hf_reference", reference[0], *common, "--epochs", "1",
-                      "--no-shuffle", *reference[1:], "--out", str(work / "reference")],
+        "reference": [sys.executable, "-m", "benchmarks.hf_reference", *reference_task(columns), *common,
+                      "--epochs", "1", "--no-shuffle", "--out", str(work / "reference")],
     }
     result = {"seed": seed}
     for name, command in sides.items():

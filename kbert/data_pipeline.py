@@ -21,10 +21,14 @@ Four choices, each measured on all-MiniLM-L6-v2 fine-tuning or its tokenizer (2 
   batch of 32 holds one long row: on 2,000 SST-2 sentences (13 tokens on average) random batches pad to
   40 tokens a row. `index_batches` sorts each run of 16 batches' worth of shuffled examples by their
   token counts before cutting it into batches (15 tokens a row), then shuffles the batches; the batches
-  stay random draws of the data, the epoch has the same number of steps. (Hugging Face's
-  `group_by_length` sorts runs of 50 batches. tf.data's `bucket_by_sequence_length` does not fit: it
-  ends an epoch with a short batch per length bucket, so the step count, and the schedule, would depend
-  on the data.)
+  stay random draws of the data, the epoch has the same number of steps. Where length follows the
+  label (sentence pairs that hold an answer are longer), length-sorted batches lean to one label each,
+  and fine-tuning learns less from them. Given the labels as `strata`, each sorted run instead
+  interleaves the labels in their shares, each in length order, so a batch holds the labels as its run
+  does, for 4-6% more padding (BENCHMARKS.md, "Grouped batches that keep the labels mixed"). (Hugging
+  Face's `group_by_length` sorts runs of 50 batches. tf.data's `bucket_by_sequence_length` does not fit:
+  it ends an epoch with a short batch per length bucket, so the step count, and the schedule, would
+  depend on the data.)
 """
 
 from __future__ import annotations
@@ -84,14 +88,17 @@ def padded_length(length: tf.Tensor, multiple: int, maximum: int) -> tf.Tensor:
 
 
 def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: int | None = None,
-                  lengths: Sequence[int] | None = None, window: int = GROUP_WINDOW) -> tf.data.Dataset:
+                  lengths: Sequence[int] | None = None, strata: Sequence[int] | None = None,
+                  window: int = GROUP_WINDOW) -> tf.data.Dataset:
     """Batches of example indices (int64 vectors) for a pipeline that gathers from in-memory examples.
 
     Without `shuffle` the indices come in order. With it, each iteration (epoch) shuffles them afresh;
     given `lengths` too, each run of `window * batch_size` shuffled indices is sorted by length, cut into
     batches, and the batches are shuffled (a buffer of `window`), so a batch holds rows of similar length
-    and dynamic padding pads little. Every way gives `ceil(count / batch_size)` batches, every index
-    once an epoch; only one batch is short (the last one, unless grouped).
+    and dynamic padding pads little. Given `strata` too (class labels), the run is ordered by each
+    example's place within its own stratum instead, so every batch holds the strata in the run's shares.
+    Every way gives `ceil(count / batch_size)` batches, every index once an epoch; only one batch is
+    short (the last one, unless grouped).
 
     Args:
         count: int. Examples; indices run over `range(count)`.
@@ -99,6 +106,7 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
         shuffle: bool. A new random order every iteration.
         seed: optional int. Seed of the shuffles.
         lengths: optional `count` numbers, each example's length in tokens (with `shuffle`: group by it).
+        strata: optional `count` non-negative ints (class ids): with `lengths`, keep their shares per batch.
         window: int. Batches per sorted run: more pads less, but makes a batch's rows less random.
 
     Example:
@@ -109,6 +117,8 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
     """
     if lengths is not None and len(lengths) != count:
         raise ValueError(f"{len(lengths)} lengths for {count} examples")
+    if strata is not None and len(strata) != count:
+        raise ValueError(f"{len(strata)} strata for {count} examples")
     indices = tf.data.Dataset.range(count)
     if not shuffle:
         return indices.batch(batch_size)
@@ -116,9 +126,19 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
     if lengths is None:
         return indices.batch(batch_size)
     key = tf.constant(lengths, tf.int64)
+    stratum = None if strata is None else tf.constant(strata, tf.int32)
+    depth = None if strata is None else max(strata) + 1
 
     def by_length(run):
-        return tf.gather(run, tf.argsort(tf.gather(key, run), stable=True))
+        run = tf.gather(run, tf.argsort(tf.gather(key, run), stable=True))
+        if stratum is None:
+            return run
+        # Each example's place within its own stratum, as a share: sorting by it interleaves the strata
+        # in their proportions, each one still in length order.
+        members = tf.one_hot(tf.gather(stratum, run), depth, dtype=tf.float32)
+        rank = tf.reduce_sum(tf.cumsum(members, axis=0) * members, axis=1) - 0.5
+        share = rank / tf.reduce_sum(members * tf.reduce_sum(members, axis=0), axis=1)
+        return tf.gather(run, tf.argsort(share, stable=True))
 
     runs = indices.batch(window * batch_size).map(by_length).unbatch()
     batches = runs.batch(batch_size).shuffle(window, seed=None if seed is None else seed + 1,

@@ -35,7 +35,8 @@ HELP = {
     "feature_based": "freeze the encoder, train the head only",
     "max_train_examples": "use only the first N training examples",
     "max_validation_examples": "use only the first N validation examples",
-    "group_by_length": "batch training examples of similar length together, so batches pad less "
+    "group_by_length": "batch training examples of similar length together, so batches pad less; "
+                       "classify keeps every batch's labels in the data's shares "
                        "(default: on; --no-group-by-length for plain random batches)",
     "train_articles": "START:STOP articles of a SQuAD JSON train file",
     "validation_articles": "START:STOP articles of the validation file",

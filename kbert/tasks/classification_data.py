@@ -102,7 +102,8 @@ def classification_dataset(
         shuffle: bool. Reshuffle the examples every epoch.
         seed: optional int. Shuffle seed.
         group_by_length: bool. With `shuffle`, batch rows of similar token counts together
-            (`kbert.data_pipeline.index_batches`); False: plain random batches.
+            (`kbert.data_pipeline.index_batches`), each class in its share per batch (regression: by
+            length alone); False: plain random batches.
         with_labels: bool. False yields inputs only (prediction on unlabelled data).
         pad_multiple: int or None. Dynamic padding rounds the length up to this multiple; None: 1 on a
             CPU-only host, 16 with an accelerator (`kbert.data_pipeline.default_pad_multiple`).
@@ -123,11 +124,14 @@ def classification_dataset(
     columns = {"text": tf.constant(texts)}
     if any(p is not None for p in pairs):
         columns["text_pair"] = tf.constant(["" if p is None else str(p) for p in pairs])
-    labels = tf.constant(encode_labels(examples, label_names, regression)) if with_labels else None
-    lengths = None
+    label_ids = encode_labels(examples, label_names, regression) if with_labels else None
+    labels = None if label_ids is None else tf.constant(label_ids)
+    lengths = strata = None
     if shuffle and group_by_length:  # the tokenizer runs once more, over all texts, for the token counts
         lengths = sum(preprocessor.tokenizer.tokenize(column).row_lengths().numpy() for column in columns.values())
-    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=lengths)
+        # Where length follows the label, length-sorted batches would be skewed in their labels.
+        strata = None if regression or label_ids is None else label_ids
+    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=lengths, strata=strata)
 
     def pack(index):
         segments = tuple(tf.gather(column, index) for column in columns.values())

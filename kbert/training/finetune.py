@@ -54,8 +54,9 @@ class FinetuneConfig:
             "mixed_bfloat16" (the previous policy is restored afterwards).
         max_train_examples, max_validation_examples: keep only the first N examples.
         group_by_length: batch training examples of similar length together (each run of 16 shuffled
-            batches sorted by token count, `kbert.data_pipeline.index_batches`): dynamic padding then pads
-            little. False: plain random batches.
+            batches sorted by token count, `kbert.data_pipeline.index_batches`; for classification, each
+            label in length order, interleaved in its share): dynamic padding then pads little. False:
+            plain random batches.
         seed: shuffling and initialisation seed. verbose: 0 silences Keras' progress bars.
     """
 

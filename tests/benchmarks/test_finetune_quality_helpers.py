@@ -207,3 +207,16 @@ def test_paired_inputs_for_the_pair_task_are_the_benchmarks_files(tmp_path, monk
     quoted.write_text('question\tsentence\tlabel\nWho said "no"?\tHe said "no".\t1\n', encoding="utf-8")
     copy, _ = paired.write_inputs("pairs", quoted, 10, seed=0, hidden=8, work=tmp_path)
     assert copy.read_text(encoding="utf-8") == quoted.read_text(encoding="utf-8")
+
+
+def test_paired_reference_reads_the_columns_kbert_reads():
+    from benchmarks.hf_reference import build_parser
+    from benchmarks.paired_finetune import TASKS, reference_task
+
+    common = ["--init", "I", "--train", "T", "--validation", "V", "--out", "O"]
+    for task, (_, _, _, columns) in TASKS.items():
+        args = build_parser().parse_args([*reference_task(columns), *common])
+        if columns is None:
+            assert task == "conll" and not hasattr(args, "text_column")
+        else:
+            assert (args.text_column, args.text_pair_column, args.label_column) == (*columns, "label")

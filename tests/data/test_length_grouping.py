@@ -1,5 +1,6 @@
 """Training batches grouped by length (`kbert.data_pipeline.index_batches`): every example once an epoch,
-the same number of steps, a new order every epoch, and far less padding than random batches."""
+the same number of steps, a new order every epoch, far less padding than random batches, and, given
+strata (class labels), every stratum in each batch in its share, even where length follows the label."""
 
 import numpy as np
 import pytest
@@ -46,6 +47,34 @@ def test_grouped_batches_hold_similar_lengths():
     assert grouped < random / 5
 
 
+def test_strata_keep_their_shares_in_every_batch_where_length_follows_them():
+    # One window holds all 8 examples: sorted by length alone, the two batches would be one label each.
+    strata, lengths = [0, 1, 0, 1, 0, 1, 0, 1], [1, 10, 2, 11, 3, 12, 4, 13]
+    for epoch in _epochs(index_batches(8, 4, shuffle=True, seed=0, lengths=lengths, strata=strata, window=2)):
+        assert sorted(sum(strata[i] for i in batch) for batch in epoch) == [2, 2]
+    pure = _epochs(index_batches(8, 4, shuffle=True, seed=0, lengths=lengths, window=2), 1)[0]
+    assert sorted(sum(strata[i] for i in batch) for batch in pure) == [0, 4]
+    with pytest.raises(ValueError, match="2 strata for 8 examples"):
+        index_batches(8, 4, shuffle=True, lengths=lengths, strata=[0, 1])
+
+
+def test_stratified_batches_still_pad_little():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, size=512)
+    lengths = rng.integers(1, 60, size=512) + 8 * labels  # the label shifts the length, as in real pairs
+
+    def measure(dataset):  # (padded positions per row, spread of label 0's share over the batches)
+        batches = [b.numpy() for b in dataset]
+        padding = sum(lengths[b].max() * len(b) - lengths[b].sum() for b in batches) / len(lengths)
+        return padding, np.std([np.mean(labels[b] == 0) for b in batches])
+
+    grouped = measure(index_batches(512, 16, shuffle=True, seed=0, lengths=lengths, window=8))
+    stratified = measure(index_batches(512, 16, shuffle=True, seed=0, lengths=lengths, strata=labels, window=8))
+    random = measure(index_batches(512, 16, shuffle=True, seed=0))
+    assert stratified[0] < random[0] / 2 and grouped[0] < stratified[0]
+    assert stratified[1] < random[1] < grouped[1]
+
+
 def _sentences(count):
     rng = np.random.default_rng(1)
     return [" ".join(rng.choice(WORDS, size=int(n))) for n in rng.integers(1, 30, size=count)]
@@ -72,6 +101,17 @@ def test_task_pipelines_group_by_token_count():
             assert real == sum(len(t.split()) for t in texts) + 2 * len(texts)  # every row once
             widths[grouped] = padded / len(texts)
         assert widths[True] < 0.75 * widths[False], (task.name, widths)
+
+
+def test_classification_batches_mix_labels_that_follow_length():
+    tokenizer = kbert.BertTokenizer(VOCAB)
+    pre = kbert.BertPreprocessor(tokenizer, sequence_length=40, padding="dynamic")
+    texts = _sentences(256)
+    examples = [{"text": t, "text_pair": None, "label": str(int(len(t.split()) > 15))} for t in texts]
+    data = ClassificationTask(labels=["0", "1"]).dataset(examples, pre, 16, training=True, seed=0)
+    shares = [float(np.mean(y)) for _, y in data.dataset if len(y) == 16]
+    overall = np.mean([e["label"] == "1" for e in examples])
+    assert max(abs(share - overall) for share in shares) <= 0.15, shares
 
 
 def test_question_answering_batches_are_cut_to_their_longest_window():
