@@ -25,7 +25,7 @@ Four choices, each measured on all-MiniLM-L6-v2 fine-tuning or its tokenizer (2 
   label (sentence pairs that hold an answer are longer), length-sorted batches lean to one label each,
   and fine-tuning learns less from them. Given the labels as `strata`, each sorted run instead
   interleaves the labels in their shares, each in length order, so a batch holds the labels as its run
-  does, for 4-6% more padding (BENCHMARKS.md, "Grouped batches that keep the labels mixed"). (Hugging
+  does, for 3-6% more padding (BENCHMARKS.md, "Grouped batches that keep the labels mixed"). (Hugging
   Face's `group_by_length` sorts runs of 50 batches. tf.data's `bucket_by_sequence_length` does not fit:
   it ends an epoch with a short batch per length bucket, so the step count, and the schedule, would
   depend on the data.)
