@@ -26,9 +26,10 @@ import numpy as np
 from benchmarks.finetune_tasks import DATA, SQUAD
 
 
-def padded_per_row(task, examples, preprocessor, grouped: bool, seed: int) -> tuple[float, float, int, float]:
+def padded_per_row(task, examples, preprocessor, grouped: bool, seed: int,
+                   classifies: bool) -> tuple[float, float, int, float]:
     """(padded positions per row, real tokens per row, batches, spread of the majority label's share over
-    the batches: NaN unless the task classifies) over one epoch of the training pipeline."""
+    the batches: NaN unless `classifies`) over one epoch of the training pipeline."""
     data = task.dataset(examples, preprocessor, 32, training=True, seed=seed, group_by_length=grouped)
     rows = padded = real = batches = 0
     labels = []
@@ -39,7 +40,7 @@ def padded_per_row(task, examples, preprocessor, grouped: bool, seed: int) -> tu
         real += int(mask.sum())
         batches += 1
         labels.append(np.asarray(targets))
-    return padded / rows, real / rows, batches, label_spread(labels) if task.name == "classify" else np.nan
+    return padded / rows, real / rows, batches, label_spread(labels) if classifies else np.nan
 
 
 def label_spread(batches: list[np.ndarray]) -> float:
@@ -100,11 +101,14 @@ def main(argv: list[str] | None = None) -> None:
         examples = task.read_examples(path, size, articles)
         task = task.prepare(path, examples)
         preprocessor = BertPreprocessor(tokenizer, length, padding="dynamic")
-        random, real, batches, random_spread = padded_per_row(task, examples, preprocessor, False, args.seed)
-        grouped, _, grouped_batches, grouped_spread = padded_per_row(task, examples, preprocessor, True, args.seed)
+        classifies = isinstance(task, ClassificationTask)
+        random, real, batches, random_spread = padded_per_row(task, examples, preprocessor, False, args.seed,
+                                                              classifies)
+        grouped, _, grouped_batches, grouped_spread = padded_per_row(task, examples, preprocessor, True, args.seed,
+                                                                     classifies)
         assert batches == grouped_batches, (batches, grouped_batches)
         alone = spread = "–"
-        if task.name == "classify":
+        if classifies:
             alone_padded, alone_spread = sorted_by_length_alone(task, examples, preprocessor, args.seed)
             alone, spread = f"{alone_padded:.1f}", f"{random_spread:.3f} / {alone_spread:.3f} / {grouped_spread:.3f}"
         print(f"| {name} | {size} | {length} | {real:.1f} | {random:.1f} / {alone} / {grouped:.1f} | "
