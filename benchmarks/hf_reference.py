@@ -70,8 +70,10 @@ def shuffled_batches(n: int, batch_size: int, seed: int, shuffle: bool = True) -
     return [order[i:i + batch_size] for i in range(0, n, batch_size)]
 
 
-def bert_adamw(model: torch.nn.Module, learning_rate: float, weight_decay: float = 0.01) -> torch.optim.AdamW:
-    """`torch.optim.AdamW` as BERT fine-tuning scripts set it: eps 1e-6, no decay on biases and LayerNorm."""
+def bert_adamw(model: torch.nn.Module, learning_rate: float, weight_decay: float = 0.01,
+               fused: bool = False) -> torch.optim.AdamW:
+    """`torch.optim.AdamW` as BERT fine-tuning scripts set it: eps 1e-6, no decay on biases and LayerNorm
+    (`fused`: torch's one-kernel update, for CUDA)."""
     import torch
 
     named = list(model.named_parameters())
@@ -79,7 +81,7 @@ def bert_adamw(model: torch.nn.Module, learning_rate: float, weight_decay: float
     return torch.optim.AdamW([
         {"params": [p for (_, p), skip in zip(named, excluded) if not skip], "weight_decay": weight_decay},
         {"params": [p for (_, p), skip in zip(named, excluded) if skip], "weight_decay": 0.0},
-    ], lr=learning_rate, eps=1e-6)
+    ], lr=learning_rate, eps=1e-6, fused=fused)
 
 
 def train(model: torch.nn.Module, batches: Callable[[int], Iterator[Batch]], args: argparse.Namespace) -> dict:

@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     from transformers import BertConfig as HFConfig, BertForMaskedLM
 
     from benchmarks.hf_reference import bert_adamw
+    from benchmarks.mlm_ceiling import masked_lm_logits
     from kbert.config import BertConfig
     from kbert.optim.schedules import LinearWarmupLinearDecay
     from kbert.pretraining_data.tfrecords import load_pretraining_dataset
@@ -60,10 +61,8 @@ def main(argv: list[str] | None = None) -> None:
         positions = torch.from_numpy(batch["masked_positions"].astype(np.int64))
         weights = torch.from_numpy(batch["masked_weights"].copy())
         targets = torch.from_numpy(batch["masked_ids"].astype(np.int64))
-        hidden = model.bert(input_ids=ids, attention_mask=torch.from_numpy(batch["padding_mask"].copy()).long(),
-                            token_type_ids=torch.from_numpy(batch["segment_ids"].astype(np.int64))).last_hidden_state
-        gathered = torch.gather(hidden, 1, positions[:, :, None].expand(-1, -1, hidden.shape[-1]))
-        logits = model.cls(gathered)
+        logits = masked_lm_logits(model, ids, torch.from_numpy(batch["padding_mask"].copy()), positions,
+                                  torch.from_numpy(batch["segment_ids"].astype(np.int64)))
         per_token = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none")
         loss = (per_token * weights.flatten()).sum() / weights.sum().clamp(min=1.0)
         loss.backward()
