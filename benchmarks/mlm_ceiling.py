@@ -229,7 +229,7 @@ def train(args: argparse.Namespace) -> dict:
     torch.manual_seed(args.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
     generator = torch.Generator().manual_seed(args.seed)
-    phases = [(spec.rsplit(":", 4)) for spec in args.phase]
+    phases = args.phase
     datas = {path: Phase(path, device, generator) for path, *_ in phases}
     vocab_size = next(iter(datas.values())).settings["vocab_size"]
     model = BertForMaskedLM(BertConfig(
@@ -252,8 +252,7 @@ def train(args: argparse.Namespace) -> dict:
     for index, (path, length, batch_size, learning_rate, warmup) in enumerate(phases, 1):
         # STEPS, or MINUTES with an "m": then the linear decay runs over the phase's wall time.
         minutes = float(length[:-1]) if length.endswith("m") else None
-        steps = None if minutes else int(length)
-        batch_size, warmup, peak = int(batch_size), int(warmup), float(learning_rate)
+        steps, peak = None if minutes else int(length), learning_rate
         optimizer = bert_adamw(model, peak, args.weight_decay, fused=device.type == "cuda")
         phase_began, step = time.perf_counter(), 0
         while True:
@@ -286,6 +285,18 @@ def train(args: argparse.Namespace) -> dict:
     return result
 
 
+def phase_spec(text: str) -> tuple[str, str, int, float, int]:
+    """`FILE:STEPS:BATCH:LEARNING_RATE:WARMUP` (STEPS may be `MINUTESm`) as a tuple, for `--phase`."""
+    parts = text.rsplit(":", 4)
+    try:
+        path, length, batch, rate, warmup = parts
+        float(length[:-1] if length.endswith("m") else int(length))
+        return path, length, int(batch), float(rate), int(warmup)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected FILE:STEPS:BATCH:LEARNING_RATE:WARMUP (STEPS or MINUTESm), got {text!r}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -295,7 +306,7 @@ def main(argv: list[str] | None = None) -> None:
     exporting.add_argument("--max-heldout", type=int, default=2048)
     exporting.add_argument("--out", required=True)
     training = commands.add_parser("train", help="BertForMaskedLM on exported phases (torch only)")
-    training.add_argument("--phase", action="append", required=True,
+    training.add_argument("--phase", action="append", required=True, type=phase_spec,
                           help="FILE:STEPS:BATCH:LEARNING_RATE:WARMUP (STEPS as MINUTESm: decay over wall time)")
     training.add_argument("--layers", type=int, default=2)
     training.add_argument("--hidden", type=int, default=128)

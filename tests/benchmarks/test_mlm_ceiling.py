@@ -1,5 +1,6 @@
 """benchmarks/mlm_ceiling.py: its torch masker is kbert's DynamicMasker, and its export feeds a training run."""
 
+import argparse
 import json
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 import tensorflow as tf
 import torch
 
-from benchmarks.mlm_ceiling import export, main, mask_whole_words
+from benchmarks.mlm_ceiling import export, main, mask_whole_words, phase_spec
 from conftest import TINY_VOCAB
 from kbert.pretraining_data import DynamicMasker
 from kbert.pretraining_data.static_masking import continuation_flags, special_token_ids
@@ -85,3 +86,12 @@ def test_export_then_train_scores_the_heldout_set_kbert_builds(tmp_path, tiny_vo
     curve = json.loads((tmp_path / "curve.json").read_text())["curve"]
     assert [c["step"] for c in curve] == [15, 30]
     assert all(0 <= c["heldout_mlm_accuracy"] <= 1 for c in curve)
+
+
+def test_phase_spec_reads_steps_or_minutes_and_names_a_bad_one():
+    assert phase_spec("d/x.npz:100:64:1e-3:10") == ("d/x.npz", "100", 64, 1e-3, 10)
+    assert phase_spec("x.npz:2.5m:32:5e-4:0")[1] == "2.5m"
+    with pytest.raises(argparse.ArgumentTypeError, match="FILE:STEPS:BATCH"):
+        phase_spec("x.npz:100:64")
+    with pytest.raises(argparse.ArgumentTypeError, match="'x.npz:ten:64:1e-3:0'"):
+        phase_spec("x.npz:ten:64:1e-3:0")
