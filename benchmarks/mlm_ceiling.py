@@ -229,14 +229,13 @@ def train(args: argparse.Namespace) -> dict:
     torch.manual_seed(args.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
     generator = torch.Generator().manual_seed(args.seed)
-    phases = args.phase
-    datas = {path: Phase(path, device, generator) for path, *_ in phases}
+    datas = {path: Phase(path, device, generator) for path, *_ in args.phase}
     vocab_size = next(iter(datas.values())).settings["vocab_size"]
     model = BertForMaskedLM(BertConfig(
         vocab_size=vocab_size, hidden_size=args.hidden, num_hidden_layers=args.layers,
         num_attention_heads=args.heads, intermediate_size=args.intermediate or 4 * args.hidden,
         hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout)).to(device)
-    heldout = datas[phases[-1][0]].heldout
+    heldout = datas[args.phase[-1][0]].heldout
     curve, began, done = [], time.perf_counter(), 0
     result = {"args": vars(args), "device": str(device), "parameters": sum(p.numel() for p in model.parameters()),
               "curve": curve}
@@ -249,14 +248,15 @@ def train(args: argparse.Namespace) -> dict:
         pathlib.Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps(curve[-1]), flush=True)
 
-    for index, (path, length, batch_size, learning_rate, warmup) in enumerate(phases, 1):
+    for index, (path, length, batch_size, peak, warmup) in enumerate(args.phase, 1):
         # STEPS, or MINUTES with an "m": then the linear decay runs over the phase's wall time.
         minutes = float(length[:-1]) if length.endswith("m") else None
-        steps, peak = None if minutes else int(length), learning_rate
+        steps = None if minutes else int(length)
         optimizer = bert_adamw(model, peak, args.weight_decay, fused=device.type == "cuda")
         phase_began, step = time.perf_counter(), 0
         while True:
-            # kbert's LinearWarmupLinearDecay at update `step` (0-based): the warmup value replaces the decay.
+            # kbert's LinearWarmupLinearDecay at update `step` (0-based): the warmup value replaces the decay
+            # (written here because kbert's schedule needs Keras, which a torch-only device may lack).
             left = (1 - step / steps) if steps else 1 - (time.perf_counter() - phase_began) / (60 * minutes)
             factor = step / warmup if step < warmup else max(0.0, left)
             for group in optimizer.param_groups:
