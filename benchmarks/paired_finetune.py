@@ -9,7 +9,10 @@ read in order by both sides) and one new head (kernel from a normal of std 0.02,
 both draw it; `--truncated-head` cuts it at 2 std as Google's code does; bias 0), and both sides start from
 them: only the dropout masks differ, and with `--dropout 0` nothing but float order does. `--kbert-own
 shuffle|head` lets kbert make that one draw itself, as `kbert finetune` does, to see which draw moves a
-score. Each side runs in its own process (kbert: the task model through the library as `kbert finetune`
+score (`shuffle`: `kbert finetune`'s default batches, grouped by length; `random-shuffle`: the plain
+random batches of `--no-group-by-length`). `--head-from kbert` gives both sides the head kbert draws
+itself (the kbert side as with `--kbert-own head`), to tell an unlucky set of heads from a framework
+that does worse with its own. Each side runs in its own process (kbert: the task model through the library as `kbert finetune`
 builds it; reference: `python -m benchmarks.hf_reference classify|tag --no-shuffle --head-init`).
 
 Per seed it prints the dev score on each side (SST-2 accuracy; CoNLL-2003 entity F1 on its test file, both
@@ -22,6 +25,8 @@ curves; then the mean and spread of the paired differences.
     python -m benchmarks.paired_finetune --task conll --size 5000 --seeds 0 1 2 --truncated-head
     python -m benchmarks.paired_finetune --task conll --size 5000 --seeds 0 1 2 --truncated-head --kbert-own shuffle
     python -m benchmarks.paired_finetune --task pairs --size 2000 --seeds 0 1 2 3 4 5
+    python -m benchmarks.paired_finetune --size 500 --seeds 0 1 2 3 4 5 6 7 8 9 --kbert-own random-shuffle
+    python -m benchmarks.paired_finetune --size 500 --seeds 0 1 2 3 4 5 6 7 8 9 --head-from kbert
 """
 
 from __future__ import annotations
@@ -122,13 +127,16 @@ def kbert_side(args: argparse.Namespace) -> None:
     preprocessor = BertPreprocessor(load_tokenizer(args.init), args.sequence_length, padding="dynamic")
     in_order = tagging_dataset if args.task == "conll" else classification_dataset
     own = args.kbert_own or ""  # the draws kbert makes itself (as `kbert finetune` does) instead of sharing
-    data = in_order(train, preprocessor, task.labels, batch_size=args.batch_size, shuffle=own == "shuffle",
-                    seed=args.seed)
+    data = in_order(train, preprocessor, task.labels, batch_size=args.batch_size, shuffle=own.endswith("shuffle"),
+                    seed=args.seed, group_by_length=own != "random-shuffle")
     model = task.build_model(encoder, dropout=0.1 if args.dropout is None else args.dropout)
     if own != "head":
         head = np.load(args.head_init)
         columns = [list(head["labels"]).index(name) for name in task.labels]  # the head's columns, kbert's order
         model.output_dense.set_weights([head["kernel"][:, columns], head["bias"][columns]])
+    elif args.write_head:  # the head kbert drew, for the reference to start from (--head-from kbert)
+        kernel, bias = model.output_dense.get_weights()
+        np.savez(args.write_head, kernel=kernel, bias=bias, labels=np.array(task.labels))
     steps = math.ceil(len(train) / args.batch_size)
     model.compile(optimizer=create_optimizer(args.learning_rate, steps, int(0.1 * steps), weight_decay=0.01))
 
@@ -170,11 +178,16 @@ def run_pair(args: argparse.Namespace, seed: int, work: pathlib.Path) -> dict:
     common += [] if args.dropout is None else ["--dropout", str(args.dropout)]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     own = [] if args.kbert_own is None else ["--kbert-own", args.kbert_own]
+    reference_head = []
+    if args.head_from == "kbert":  # kbert draws its head and writes it; the reference starts from it
+        kbert_head = work / "kbert_head.npz"
+        own = ["--kbert-own", "head", "--write-head", str(kbert_head)]
+        reference_head = ["--head-init", str(kbert_head)]
     sides = {
         "kbert": [sys.executable, "-m", "benchmarks.paired_finetune", "--kbert-side", "--task", args.task,
                   *common, *own, "--out", str(work / "kbert")],
         "reference": [sys.executable, "-m", "benchmarks.hf_reference", *reference_task(columns), *common,
-                      "--epochs", "1", "--no-shuffle", "--out", str(work / "reference")],
+                      *reference_head, "--epochs", "1", "--no-shuffle", "--out", str(work / "reference")],
     }
     result = {"seed": seed}
     for name, command in sides.items():
@@ -206,19 +219,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--dropout", type=float, help="every dropout rate on both sides (default: 0.1)")
     parser.add_argument("--learning-rate", type=float, default=5e-5)
-    parser.add_argument("--kbert-own", choices=["shuffle", "head"],
-                        help="kbert makes this draw itself (tf.data's shuffle of the rows, or Keras' head), the "
-                             "reference keeps the shared one: which draw moves the score")
+    parser.add_argument("--kbert-own", choices=["shuffle", "random-shuffle", "head"],
+                        help="kbert makes this draw itself (its batches from tf.data's shuffle of the rows: grouped "
+                             "by length as `kbert finetune` makes them, or random; or Keras' head), the reference "
+                             "keeps the shared one: which draw moves the score")
+    parser.add_argument("--head-from", choices=["harness", "kbert"], default="harness",
+                        help="the shared head: drawn here (default), or the one kbert draws itself")
     parser.add_argument("--truncated-head", action="store_true",
                         help="draw the head from a normal cut at 2 std (Google's initialiser; kbert's before)")
     parser.add_argument("--init", help="a Hugging Face BERT directory both sides load (default: all-MiniLM-L6-v2)")
     parser.add_argument("--json", help="write every pair here")
     # --kbert-side: the flags hf_reference takes
-    for flag in ("--train", "--validation", "--head-init", "--out"):
+    for flag in ("--train", "--validation", "--head-init", "--out", "--write-head"):
         parser.add_argument(flag)
     for flag in ("--sequence-length", "--batch-size", "--seed"):
         parser.add_argument(flag, type=int)
     args = parser.parse_args(argv)
+    if args.head_from == "kbert" and (args.kbert_own is not None or args.truncated_head):
+        parser.error("--head-from kbert shares kbert's own head: no --kbert-own or --truncated-head with it")
     if args.kbert_side:
         return kbert_side(args)
     if not TASKS[args.task][0].is_file():

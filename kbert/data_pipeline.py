@@ -25,7 +25,11 @@ Four choices, each measured on all-MiniLM-L6-v2 fine-tuning or its tokenizer (2 
   label (sentence pairs that hold an answer are longer), length-sorted batches lean to one label each,
   and fine-tuning learns less from them. Given the labels as `strata`, each sorted run instead
   interleaves the labels in their shares, each in length order, so a batch holds the labels as its run
-  does, for 3-6% more padding (BENCHMARKS.md, "Grouped batches that keep the labels mixed"). (Hugging
+  does, for 3-6% more padding (BENCHMARKS.md, "Grouped batches that keep the labels mixed"). An epoch
+  that fits in one run (up to 512 examples at batch 32) keeps random batches: sorting all of it would
+  give every seed nearly the same batches, only their order changed: on 500 SST-2 rows one seed in 20
+  lifted accuracy past 56% with them, five in 20 with random batches (BENCHMARKS.md, "An epoch of one
+  sorted run"). (Hugging
   Face's `group_by_length` sorts runs of 50 batches. tf.data's `bucket_by_sequence_length` does not fit:
   it ends an epoch with a short batch per length bucket, so the step count, and the schedule, would
   depend on the data.)
@@ -87,6 +91,28 @@ def padded_length(length: tf.Tensor, multiple: int, maximum: int) -> tf.Tensor:
     return tf.minimum((length + multiple - 1) // multiple * multiple, maximum)
 
 
+def length_order(run: tf.Tensor, lengths: tf.Tensor, strata: tuple[tf.Tensor, int] | None = None) -> tf.Tensor:
+    """The example indices `run` in the order `index_batches` cuts into batches: by length, or given
+    `strata` (class ids of every example, and their number), by each example's place within its own
+    stratum, which interleaves the strata in their shares, each one still in length order.
+
+    Example:
+    >>> lengths, labels = tf.constant([1, 10, 2, 11, 3, 12]), tf.constant([0, 1, 0, 1, 0, 1])
+    >>> length_order(tf.range(6), lengths).numpy().tolist()
+    [0, 2, 4, 1, 3, 5]
+    >>> length_order(tf.range(6), lengths, (labels, 2)).numpy().tolist()
+    [0, 1, 2, 3, 4, 5]
+    """
+    run = tf.gather(run, tf.argsort(tf.gather(lengths, run), stable=True))
+    if strata is None:
+        return run
+    stratum, depth = strata
+    members = tf.one_hot(tf.gather(stratum, run), depth, dtype=tf.float32)
+    rank = tf.reduce_sum(tf.cumsum(members, axis=0) * members, axis=1) - 0.5
+    share = rank / tf.reduce_sum(members * tf.reduce_sum(members, axis=0), axis=1)
+    return tf.gather(run, tf.argsort(share, stable=True))
+
+
 def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: int | None = None,
                   lengths: Sequence[int] | None = None, strata: Sequence[int] | None = None,
                   window: int = GROUP_WINDOW) -> tf.data.Dataset:
@@ -97,22 +123,25 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
     batches, and the batches are shuffled (a buffer of `window`), so a batch holds rows of similar length
     and dynamic padding pads little. Given `strata` too (class labels), the run is ordered by each
     example's place within its own stratum instead, so every batch holds the strata in the run's shares.
-    Every way gives `ceil(count / batch_size)` batches, every index once an epoch; only one batch is
-    short (the last one, unless grouped).
+    Grouping needs more than one run: at `count <= window * batch_size` the batches stay random, since
+    the sorted epoch would hold nearly the same batches whatever the seed. Every way gives
+    `ceil(count / batch_size)` batches, every index once an epoch; only one batch is short (the last
+    one, unless grouped).
 
     Args:
         count: int. Examples; indices run over `range(count)`.
         batch_size: int. Indices per batch.
         shuffle: bool. A new random order every iteration.
         seed: optional int. Seed of the shuffles.
-        lengths: optional `count` numbers, each example's length in tokens (with `shuffle`: group by it).
+        lengths: optional `count` numbers, each example's length in tokens (with `shuffle` and more than
+            one run of examples: group by it).
         strata: optional `count` non-negative ints (class ids): with `lengths`, keep their shares per batch.
         window: int. Batches per sorted run: more pads less, but makes a batch's rows less random.
 
     Example:
     >>> [b.numpy().tolist() for b in index_batches(3, 2)]
     [[0, 1], [2]]
-    >>> sorted(len(b) for b in index_batches(5, 2, shuffle=True, seed=0, lengths=[3, 1, 2, 5, 4]))
+    >>> sorted(len(b) for b in index_batches(5, 2, shuffle=True, seed=0, lengths=[3, 1, 2, 5, 4], window=1))
     [1, 2, 2]
     """
     if lengths is not None and len(lengths) != count:
@@ -123,24 +152,14 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
     if not shuffle:
         return indices.batch(batch_size)
     indices = indices.shuffle(count, seed=seed, reshuffle_each_iteration=True)
-    if lengths is None:
+    if lengths is None or count <= window * batch_size:
         return indices.batch(batch_size)
     key = tf.constant(lengths, tf.int64)
     stratum = None if strata is None else tf.constant(strata, tf.int32)
     depth = None if strata is None else max(strata) + 1
-
-    def by_length(run):
-        run = tf.gather(run, tf.argsort(tf.gather(key, run), stable=True))
-        if stratum is None:
-            return run
-        # Each example's place within its own stratum, as a share: sorting by it interleaves the strata
-        # in their proportions, each one still in length order.
-        members = tf.one_hot(tf.gather(stratum, run), depth, dtype=tf.float32)
-        rank = tf.reduce_sum(tf.cumsum(members, axis=0) * members, axis=1) - 0.5
-        share = rank / tf.reduce_sum(members * tf.reduce_sum(members, axis=0), axis=1)
-        return tf.gather(run, tf.argsort(share, stable=True))
-
-    runs = indices.batch(window * batch_size).map(by_length).unbatch()
+    runs = (indices.batch(window * batch_size)
+            .map(lambda run: length_order(run, key, None if stratum is None else (stratum, depth)))
+            .unbatch())
     batches = runs.batch(batch_size).shuffle(window, seed=None if seed is None else seed + 1,
                                              reshuffle_each_iteration=True)
     # `unbatch` loses the count; `fit` shows progress and knows the epoch's end with it.

@@ -36,7 +36,8 @@ HELP = {
     "max_train_examples": "use only the first N training examples",
     "max_validation_examples": "use only the first N validation examples",
     "group_by_length": "batch training examples of similar length together, so batches pad less; "
-                       "classify keeps every batch's labels in the data's shares "
+                       "classify keeps every batch's labels in the data's shares; "
+                       "an epoch of up to 16 batches stays random "
                        "(default: on; --no-group-by-length for plain random batches)",
     "train_articles": "START:STOP articles of a SQuAD JSON train file",
     "validation_articles": "START:STOP articles of the validation file",

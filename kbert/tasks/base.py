@@ -97,7 +97,8 @@ class Task:
         """The tf.data pipeline: shuffled (inputs, labels) for training, inputs in order otherwise.
 
         `group_by_length` batches training examples of similar token counts together
-        (`kbert.data_pipeline.index_batches`), so dynamic padding pads less."""
+        (`kbert.data_pipeline.index_batches`, where an epoch of one sorted run stays random), so dynamic
+        padding pads less."""
         raise NotImplementedError
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:

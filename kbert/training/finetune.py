@@ -55,8 +55,9 @@ class FinetuneConfig:
         max_train_examples, max_validation_examples: keep only the first N examples.
         group_by_length: batch training examples of similar length together (each run of 16 shuffled
             batches sorted by token count, `kbert.data_pipeline.index_batches`; for classification, each
-            label in length order, interleaved in its share): dynamic padding then pads little. False:
-            plain random batches.
+            label in length order, interleaved in its share): dynamic padding then pads little. An epoch
+            of 16 batches or fewer keeps random batches (sorted whole, it would be the same batches for
+            every seed). False: plain random batches.
         seed: shuffling and initialisation seed. verbose: 0 silences Keras' progress bars.
     """
 

@@ -220,3 +220,34 @@ def test_paired_reference_reads_the_columns_kbert_reads():
             assert task == "conll" and not hasattr(args, "text_column")
         else:
             assert (args.text_column, args.text_pair_column, args.label_column) == (*columns, "label")
+
+
+def test_paired_head_from_kbert_hands_the_reference_the_head_kbert_drew(tmp_path, monkeypatch):
+    import argparse
+
+    import benchmarks.paired_finetune as paired
+
+    init = tmp_path / "init"
+    init.mkdir()
+    (init / "config.json").write_text('{"hidden_size": 8}')
+    harness_head = tmp_path / "harness_head.npz"
+    monkeypatch.setattr(paired, "write_inputs", lambda *a, **k: (tmp_path / "train.tsv", harness_head))
+    commands = []
+
+    def run(command, **kwargs):  # each side writes its metrics where --out says
+        commands.append(command)
+        out = pathlib.Path(command[command.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "metrics.json").write_text(json.dumps({"accuracy": 0.5, "losses": [0.7]}))
+
+    monkeypatch.setattr(paired.subprocess, "run", run)
+    args = argparse.Namespace(task="sst2", size=4, init=str(init), learning_rate=5e-5, dropout=None,
+                              kbert_own=None, head_from="kbert", truncated_head=False)
+    paired.run_pair(args, 0, tmp_path)
+    kbert, reference = commands
+    assert kbert[kbert.index("--kbert-own") + 1] == "head"
+    written = kbert[kbert.index("--write-head") + 1]
+    heads = [reference[i + 1] for i, flag in enumerate(reference) if flag == "--head-init"]
+    assert heads[-1] == written != str(harness_head)  # argparse keeps the last --head-init
+    with pytest.raises(SystemExit):
+        paired.main(["--head-from", "kbert", "--kbert-own", "shuffle"])

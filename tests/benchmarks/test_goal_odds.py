@@ -19,6 +19,17 @@ def test_permutation_p_value_matches_scipy_exact_test():
     assert permutation_p_value([1.0, 2.0], [1.0, 2.0]) == 1.0
 
 
+def test_past_the_enumeration_limit_random_draws_estimate_the_same_figures():
+    first, second = [50.9, 61.0, 50.9, 55.2, 58.1, 53.3], [53.9, 61.0, 63.8, 52.4, 60.2, 57.7]
+    exact = permutation_p_value(first, second)
+    drawn = permutation_p_value(first, second, max_splits=100, draws=20_000)
+    assert drawn != exact and drawn == pytest.approx(exact, abs=0.01)
+    assert permutation_p_value([1.0] * 3, [9.0] * 3, max_splits=1, draws=999) == pytest.approx(2 / 20, abs=0.03)
+    for rates in (subset_pass_rates, pooled_pass_rates):
+        exact, drawn = rates(first, second), rates(first, second, max_splits=100, draws=20_000)
+        assert drawn != exact and drawn == pytest.approx(exact, abs=0.015)
+
+
 def test_subset_pass_rates_counted_by_hand():
     # The reference's triples: three hold the 10 (mean 3.3, kbert's 0 is too low), one does not.
     assert subset_pass_rates([0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 10.0]) == (0.25, 1.0, 0.25)

@@ -4,9 +4,10 @@ strata (class labels), every stratum in each batch in its share, even where leng
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import kbert
-from kbert.data_pipeline import index_batches
+from kbert.data_pipeline import index_batches, length_order
 from kbert.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
 from kbert.tasks.qa_features import build_qa_features
 
@@ -48,14 +49,27 @@ def test_grouped_batches_hold_similar_lengths():
 
 
 def test_strata_keep_their_shares_in_every_batch_where_length_follows_them():
-    # One window holds all 8 examples: sorted by length alone, the two batches would be one label each.
-    strata, lengths = [0, 1, 0, 1, 0, 1, 0, 1], [1, 10, 2, 11, 3, 12, 4, 13]
-    for epoch in _epochs(index_batches(8, 4, shuffle=True, seed=0, lengths=lengths, strata=strata, window=2)):
-        assert sorted(sum(strata[i] for i in batch) for batch in epoch) == [2, 2]
-    pure = _epochs(index_batches(8, 4, shuffle=True, seed=0, lengths=lengths, window=2), 1)[0]
-    assert sorted(sum(strata[i] for i in batch) for batch in pure) == [0, 4]
+    # Sorted by length alone, a run of these 8 cut into two batches gives one label each.
+    strata, lengths = tf.constant([0, 1, 0, 1, 0, 1, 0, 1]), tf.constant([1, 10, 2, 11, 3, 12, 4, 13])
+    run = tf.constant([5, 2, 7, 0, 3, 6, 1, 4])
+    pure = length_order(run, lengths).numpy()
+    assert pure.tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+    mixed = length_order(run, lengths, (strata, 2)).numpy()
+    assert mixed.tolist() == [0, 1, 2, 3, 4, 5, 6, 7]  # in each label's length order, the labels taking turns
     with pytest.raises(ValueError, match="2 strata for 8 examples"):
-        index_batches(8, 4, shuffle=True, lengths=lengths, strata=[0, 1])
+        index_batches(8, 4, shuffle=True, lengths=[1] * 8, strata=[0, 1])
+
+
+def test_an_epoch_of_one_run_keeps_random_batches():
+    # Sorting a whole epoch would give every seed the same batches; within one run the seed decides them.
+    lengths = np.random.default_rng(0).integers(1, 60, size=64)
+    for count, window, grouped in ((64, 4, False), (64, 2, True)):
+        batches = _epochs(index_batches(count, 16, shuffle=True, seed=0, lengths=lengths, window=window), 1)[0]
+        random = _epochs(index_batches(count, 16, shuffle=True, seed=0), 1)[0]
+        assert (batches != random) == grouped
+    seeds = [{frozenset(b) for b in _epochs(index_batches(64, 16, shuffle=True, seed=s, lengths=lengths,
+                                                          window=4), 1)[0]} for s in (0, 1)]
+    assert not seeds[0] & seeds[1]
 
 
 def test_stratified_batches_still_pad_little():
@@ -75,7 +89,7 @@ def test_stratified_batches_still_pad_little():
     assert stratified[1] < random[1] < grouped[1]
 
 
-def _sentences(count):
+def _sentences(count):  # 512 rows in batches of 16 take two runs of 16 batches, so the pipelines group
     rng = np.random.default_rng(1)
     return [" ".join(rng.choice(WORDS, size=int(n))) for n in rng.integers(1, 30, size=count)]
 
@@ -83,7 +97,7 @@ def _sentences(count):
 def test_task_pipelines_group_by_token_count():
     tokenizer = kbert.BertTokenizer(VOCAB)
     pre = kbert.BertPreprocessor(tokenizer, sequence_length=40, padding="dynamic")
-    texts = _sentences(256)
+    texts = _sentences(512)
     classification = ClassificationTask(labels=["0", "1"])
     tagging = TaggingTask(labels=["O", "B"])
     cases = [
@@ -95,7 +109,7 @@ def test_task_pipelines_group_by_token_count():
         for grouped in (False, True):
             data = task.dataset(examples, pre, 16, training=True, seed=0, group_by_length=grouped)
             batches = list(data.dataset)
-            assert len(batches) == 16
+            assert len(batches) == 32
             padded = sum(int(np.size(x["padding_mask"])) for x, _ in batches)
             real = sum(int(np.sum(x["padding_mask"])) for x, _ in batches)
             assert real == sum(len(t.split()) for t in texts) + 2 * len(texts)  # every row once
@@ -106,7 +120,7 @@ def test_task_pipelines_group_by_token_count():
 def test_classification_batches_mix_labels_that_follow_length():
     tokenizer = kbert.BertTokenizer(VOCAB)
     pre = kbert.BertPreprocessor(tokenizer, sequence_length=40, padding="dynamic")
-    texts = _sentences(256)
+    texts = _sentences(512)
     examples = [{"text": t, "text_pair": None, "label": str(int(len(t.split()) > 15))} for t in texts]
     data = ClassificationTask(labels=["0", "1"]).dataset(examples, pre, 16, training=True, seed=0)
     shares = [float(np.mean(y)) for _, y in data.dataset if len(y) == 16]
