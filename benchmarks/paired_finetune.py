@@ -12,8 +12,9 @@ shuffle|head` lets kbert make that one draw itself, as `kbert finetune` does, to
 score (`shuffle`: `kbert finetune`'s default batches, grouped by length; `random-shuffle`: the plain
 random batches of `--no-group-by-length`). `--head-from kbert` gives both sides the head kbert draws
 itself (the kbert side as with `--kbert-own head`), to tell an unlucky set of heads from a framework
-that does worse with its own. Each side runs in its own process (kbert: the task model through the library as `kbert finetune`
-builds it; reference: `python -m benchmarks.hf_reference classify|tag --no-shuffle --head-init`).
+that does worse with its own. Each side runs in its own process (kbert: the task model through the
+library as `kbert finetune` builds it; reference: `python -m benchmarks.hf_reference classify|tag
+--no-shuffle --head-init`).
 
 Per seed it prints the dev score on each side (SST-2 accuracy; CoNLL-2003 entity F1 on its test file, both
 scored by `kbert.metrics.entity_scores`), the loss of step 1 on each side (same weights and batch: they
@@ -174,18 +175,18 @@ def run_pair(args: argparse.Namespace, seed: int, work: pathlib.Path) -> dict:
                                truncated=args.truncated_head)
     common = ["--init", str(args.init), "--train", str(train), "--validation", str(dev),
               "--sequence-length", str(length), "--batch-size", "32", "--learning-rate", str(args.learning_rate),
-              "--seed", str(seed), "--head-init", str(head)]
+              "--seed", str(seed)]
     common += [] if args.dropout is None else ["--dropout", str(args.dropout)]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    own = [] if args.kbert_own is None else ["--kbert-own", args.kbert_own]
-    reference_head = []
+    kbert_flags = ([] if args.kbert_own is None else ["--kbert-own", args.kbert_own]) + ["--head-init", str(head)]
+    reference_head = ["--head-init", str(head)]
     if args.head_from == "kbert":  # kbert draws its head and writes it; the reference starts from it
         kbert_head = work / "kbert_head.npz"
-        own = ["--kbert-own", "head", "--write-head", str(kbert_head)]
+        kbert_flags = ["--kbert-own", "head", "--write-head", str(kbert_head)]
         reference_head = ["--head-init", str(kbert_head)]
     sides = {
         "kbert": [sys.executable, "-m", "benchmarks.paired_finetune", "--kbert-side", "--task", args.task,
-                  *common, *own, "--out", str(work / "kbert")],
+                  *common, *kbert_flags, "--out", str(work / "kbert")],
         "reference": [sys.executable, "-m", "benchmarks.hf_reference", *reference_task(columns), *common,
                       *reference_head, "--epochs", "1", "--no-shuffle", "--out", str(work / "reference")],
     }
