@@ -60,13 +60,16 @@ def kbert_draws(init: str, train: str, size: int, seeds: list[int]) -> dict[str,
     from kbert.tasks import ClassificationTask
     from kbert.text import BertPreprocessor, load_tokenizer
 
-    orders, kernels, labels = [], [], None
+    task = ClassificationTask(text_column="sentence", label_column="label")
+    examples = task.read_examples(train, size, None)
+    task = task.prepare(train, examples)
+    wanted = np.array([task.labels.index(e["label"]) for e in examples])
+    tokenizer = load_tokenizer(init)  # token counts, to check the pipeline's batches against
+    lengths = np.array([len(tokenizer.tokenize(e["text"]).numpy()) for e in examples])
+    orders, kernels = [], []
     for seed in seeds:
         keras.backend.clear_session()
-        keras.utils.set_random_seed(seed)
-        task = ClassificationTask(text_column="sentence", label_column="label")
-        examples = task.read_examples(train, size, None)
-        task = task.prepare(train, examples)
+        keras.utils.set_random_seed(seed)  # reading the data draws nothing: on to the encoder
         encoder = load_pretrained(init)
         preprocessor = BertPreprocessor(load_tokenizer(init), SEQUENCE_LENGTH, padding="dynamic")
         data = task.dataset(examples, preprocessor, BATCH_SIZE, training=True, seed=seed, group_by_length=True)
@@ -77,9 +80,6 @@ def kbert_draws(init: str, train: str, size: int, seeds: list[int]) -> dict[str,
         # The pipeline's index batches for this seed (one run of examples: plain shuffled batches).
         batches = index_batches(len(examples), BATCH_SIZE, shuffle=True, seed=seed)
         order = np.concatenate([b.numpy() for b in batches])
-        names = task.labels
-        wanted = np.array([names.index(e["label"]) for e in examples])
-        lengths = np.array([len(preprocessor.tokenizer.tokenize(e["text"]).numpy()) for e in examples])
         start = 0
         for inputs, batch_labels in data.dataset:
             rows = order[start:start + len(batch_labels)]
@@ -90,9 +90,8 @@ def kbert_draws(init: str, train: str, size: int, seeds: list[int]) -> dict[str,
             start += len(batch_labels)
         orders.append(order)
         kernels.append(kernel)
-        labels = names
         print(f"kbert seed {seed}", flush=True)
-    return {"kbert_order": np.stack(orders), "kbert_head": np.stack(kernels), "kbert_labels": np.array(labels)}
+    return {"kbert_order": np.stack(orders), "kbert_head": np.stack(kernels), "kbert_labels": np.array(task.labels)}
 
 
 def reference_draws(init: str, size: int, seeds: list[int]) -> dict[str, np.ndarray]:
@@ -173,7 +172,7 @@ def train(args: argparse.Namespace) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False  # float32 products, as on the CPU
     torch.backends.cudnn.allow_tf32 = False
     pack = pathlib.Path(args.pack)
-    draws = np.load(pack / "draws.npz")
+    draws = dict(np.load(pack / "draws.npz"))  # read once: an npz file reads an array at every lookup
     config = BertConfig.from_dict(json.loads((pack / "config.json").read_text()))
     if args.dropout is not None:
         config.hidden_dropout_prob = config.attention_probs_dropout_prob = args.dropout
@@ -192,14 +191,14 @@ def train(args: argparse.Namespace) -> None:
                 "labels": torch.from_numpy(draws[f"{part}_labels"][rows]).long().to(device)}
 
     recipe = argparse.Namespace(learning_rate=LEARNING_RATE, weight_decay=0.01, warmup_ratio=0.1, epochs=1)
-    seeds = [int(s) for s in draws["seeds"]][args.worker::args.workers]
+    positions = range(args.worker, len(draws["seeds"]), args.workers)
     arms = args.arms or list(ARMS)
     deadline = time.monotonic() + args.seconds if args.seconds else None
     with open(args.out, "a", encoding="utf-8") as out:
-        for index, seed in enumerate(seeds):
+        for index, position in enumerate(positions):
             if deadline is not None and time.monotonic() > deadline:
                 break
-            position = int(np.flatnonzero(draws["seeds"] == seed)[0])
+            seed = int(draws["seeds"][position])
             for arm in arms:
                 whose_order, whose_head = ARMS[arm]
                 order = draws[f"{whose_order}_order"][position]
@@ -221,7 +220,7 @@ def train(args: argparse.Namespace) -> None:
                 out.write(json.dumps({"seed": seed, "arm": arm, "score": score, "first_loss": losses[0],
                                       "device": args.device, "dropout": args.dropout}) + "\n")
                 out.flush()
-            print(f"seed {seed} done ({index + 1}/{len(seeds)})", flush=True)
+            print(f"seed {seed} done ({index + 1}/{len(positions)})", flush=True)
 
 
 def report(args: argparse.Namespace) -> None:
