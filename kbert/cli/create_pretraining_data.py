@@ -5,7 +5,13 @@ Example:
         --max-seq-length 128 --objective nsp --whole-word-masking --num-shards 8
 
 The flags are the fields of `kbert.pretraining_data.CreatePretrainingDataConfig` (`--input` fills
-`inputs`); the work is `kbert.pretraining_data.create_pretraining_data`.
+`inputs`); the work is `kbert.pretraining_data.create_pretraining_data`. With `--beam` the same records are
+built as an Apache Beam pipeline (`pip install 'kbert[beam]'`), and Beam's own pipeline options pass
+through unchanged:
+
+    kbert create-pretraining-data --beam --input 'gs://b/corpus/*.txt' --vocab vocab.txt \\
+        --output gs://b/data/seq128 --num-shards 256 \\
+        --runner=DataflowRunner --project=P --region=R --temp_location=gs://b/tmp
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from kbert.constants import OBJECTIVES
 from kbert.pretraining_data.corpus import LAYOUTS
 from kbert.pretraining_data.create import MASKINGS, CreatePretrainingDataConfig, create_pretraining_data
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
+
+PASS_UNKNOWN_ARGS = True  # `kbert.cli.main` hands unknown flags over as `args.unknown_args` (Beam's options)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,14 +67,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Bytes that are not UTF-8: replace (default; U+FFFD, which BERT's cleaning "
                              "deletes), ignore (drop them, as Google's script does) or strict (stop). A "
                              "warning names each file with repaired lines and how many.")
+    parser.add_argument("--beam", action="store_true",
+                        help="Build the records as an Apache Beam pipeline (pip install 'kbert[beam]'); Beam's "
+                             "pipeline options (--runner=..., --direct_num_workers=2, ...) pass through. "
+                             "--document-buffer is then the size of a partition (its random-next pool).")
 
 
 def run(args: argparse.Namespace) -> int:
     """Creates the pretraining data (errors in the input are printed by `kbert.cli.main`)."""
+    from kbert.cli.main import UsageError
+
+    unknown = getattr(args, "unknown_args", [])
+    if unknown and not args.beam:
+        raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (pipeline options need --beam)")
     fields = {f.name for f in CreatePretrainingDataConfig.__dataclass_fields__.values()}
     config = CreatePretrainingDataConfig(inputs=args.input, **{k: v for k, v in vars(args).items() if k in fields})
     try:
-        metadata = create_pretraining_data(config)
+        if args.beam:
+            from kbert.pretraining_data.beam_pipeline import create_pretraining_data_beam, import_beam
+
+            try:
+                import_beam()
+            except ImportError as error:
+                raise UsageError(str(error)) from error
+            metadata = create_pretraining_data_beam(config, unknown)
+        else:
+            metadata = create_pretraining_data(config)
     except KeyError as error:  # a vocabulary without a token the data needs
         raise ValueError(f"{error.args[0] if error.args else error}") from error
     print(f"Wrote {metadata['num_instances']} {config.masking}-masked instances ({config.objective}, seq "

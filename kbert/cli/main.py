@@ -58,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(module_name)
     sub = argparse.ArgumentParser(prog=f"kbert {argv[0]}", description=help_text)
     module.add_arguments(sub)
-    args = sub.parse_args(argv[1:])
+    if getattr(module, "PASS_UNKNOWN_ARGS", False):  # the module checks `args.unknown_args` itself
+        args, args.unknown_args = sub.parse_known_args(argv[1:])
+    else:
+        args = sub.parse_args(argv[1:])
     try:
         return int(module.run(args) or 0)
     except (UsageError, ValueError, OSError) as error:

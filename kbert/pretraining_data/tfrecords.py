@@ -63,7 +63,8 @@ def _example(features: dict[str, np.ndarray]) -> bytes:
             feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=value.tolist()))
         else:
             feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=value.astype(np.int64).tolist()))
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    # deterministic: map entries in a fixed order, so equal features give equal bytes in any process.
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString(deterministic=True)
 
 
 def write_pretraining_tfrecords(
