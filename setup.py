@@ -35,6 +35,10 @@ TEST_REQUIRES = [
     "ipykernel>=6",
 ]
 
+# `kbert create-pretraining-data --beam`. 2.74+ keeps TF 2.21's numpy, grpcio (tensorboard needs >= 1.74) and
+# protobuf 6; Beam caps protobuf < 7, pillow < 13 and pyarrow < 26, which TensorFlow 2.20 and 2.21 accept.
+BEAM_REQUIRES = ["apache-beam>=2.74,<3"]
+
 setup(
     name="kbert",
     version="0.1.0",
@@ -44,6 +48,6 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["kbert", "kbert.*"]),
     install_requires=INSTALL_REQUIRES,
-    extras_require={"test": TEST_REQUIRES},
+    extras_require={"test": TEST_REQUIRES + BEAM_REQUIRES, "beam": BEAM_REQUIRES},
     entry_points={"console_scripts": ["kbert=kbert.cli.main:main"]},
 )

@@ -24,21 +24,25 @@ workers or their scheduling. It is not byte-identical to the one-process output 
 random stream over the whole corpus), but statistically the same.
 
 Random next sentences, against Google's script. Google's `create_pretraining_data.py` holds the whole
-corpus in memory and draws the random "next" segment of NSP from any other document. Here, as in
-NVIDIA's LDDL, documents are first shuffled over the whole corpus by a hashed key and the draw is made
-within the partition (about `document_buffer` documents, by default 1,000; the one-process path draws
-from its shuffle buffer of the same size). A partition is a uniform random sample of the corpus, so a
-drawn document is a uniform random document of the corpus other than the current one, as in Google's
-draw; what changes is only that, among the ~`dupe_factor * instances` draws made from one partition,
-the same few hundred documents recur. The random segment only has to come from another document, and it
-always does (the current document is never in its own pool). With a partition of n documents the chance
-that two given instances draw the same random document is 1/n (0.1% for n = 1,000), against 1/D in the
-whole corpus (D in the millions): both are far below what a model could exploit, since the drawn
-segment is a random span of a random document, and each document is drawn about `dupe_factor / 2`
-times per corpus pass either way. Only the pool's last document in a partition has no other document
-to draw from (then the pair is a true continuation, as for a corpus of one document): 1 document in n,
-so next-sentence positives rise by at most about 0.05 / n * 100 percentage points (0.005 points at
-n = 1,000).
+corpus of D documents in memory and draws the random "next" segment of NSP from any other document.
+Here, as in NVIDIA's LDDL, documents are first shuffled over the whole corpus on a hashed key and the
+draw is made within the partition: n = about `document_buffer` documents (default 1,000; the one-process
+path draws from its shuffle buffer of the same size). Why that does not matter at scale:
+
+- A partition is a uniform random sample of the corpus, so the document drawn is, as in Google's draw,
+  a uniform random document other than the current one (the current one is never in its own pool).
+  The random segment only has to come from another document; which one carries no signal.
+- What changes is the reuse: a partition's ~`n * dupe_factor * k / 2` random segments (k instances
+  per document and pass) all come from its n documents. A finished document leaves the pool (Google's
+  pool keeps every document), so a draw sees n/2 documents on average, and two negatives of a partition
+  share their source document with chance about 2/n (0.2% at n = 1,000) instead of 1/D (below 1e-6 for
+  Wikipedia's 6 million articles). Each document is still drawn about `dupe_factor * k / 2` times on
+  average (late ones of a partition more, early ones fewer, as in the one-process path's buffer), each
+  time from a random sentence on.
+- The last document of a partition has no other to draw from and gives only true continuations, as a
+  corpus of one document does: 1 document in n, so next-sentence positives rise by about 50/n
+  percentage points (0.05 points at n = 1,000).
+- The partition count, not the draw, is what scales: ceil(D / n) partitions run on as many workers.
 """
 
 from __future__ import annotations

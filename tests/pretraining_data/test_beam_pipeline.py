@@ -150,3 +150,20 @@ def test_two_worker_processes_through_the_cli_then_pretrain(beam, corpus, monkey
                  "--objective", "nsp", "--steps", "2", "--batch-size", "8", "--out", str(corpus / "run"),
                  "--verbose", "0"]) == 0
     assert json.loads((corpus / "run" / "history.json").read_text())["steps"] == 2
+
+
+def test_apache_beam_is_an_extra_imported_only_by_beam_runs():
+    import ast
+    import subprocess
+
+    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
+    values = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+              if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, ast.List)}
+    assert not any("apache-beam" in r for r in values["INSTALL_REQUIRES"])  # `pip install -e .` stays free of it
+    assert any(r.startswith("apache-beam") for r in values["BEAM_REQUIRES"])
+    code = ("import sys, kbert.cli.create_pretraining_data, kbert.pretraining_data.beam_pipeline; "
+            "assert 'apache_beam' not in sys.modules, 'imported eagerly'")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
