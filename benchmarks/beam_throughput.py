@@ -7,7 +7,7 @@ paragraphs as documents, or their first `--max-mb`) into static-masked NSP recor
 command's start (worker start-up included). Besides the speed, the parity figures of the two outputs:
 instance count, features (names, dtypes, lengths), next-sentence positives and mean real tokens.
 
-    python -m benchmarks.beam_throughput [--max-mb 6] [--dupe-factor 10] [--write]
+    python -m benchmarks.beam_throughput [--max-mb 6] [--dupe-factor 5] [--write]
 
 Needs apache-beam (`pip install 'kbert[beam]'`); skips when it, the corpus or the vocabulary is absent.
 """
@@ -73,7 +73,7 @@ def corpus_slice(workdir: pathlib.Path, max_mb: float) -> tuple[list[pathlib.Pat
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-mb", type=float, default=6.0, help="Corpus size (the whole corpus is 5.8 MB).")
-    parser.add_argument("--dupe-factor", type=int, default=10)
+    parser.add_argument("--dupe-factor", type=int, default=5)
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument("--num-shards", type=int, default=8)
     parser.add_argument("--write", action="store_true", help="Store the table as a section of BENCHMARKS.md.")

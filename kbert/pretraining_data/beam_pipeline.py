@@ -16,7 +16,8 @@ The same functions as the one-process path run inside the pipeline, so every set
    one-process path's `tf.train.Example` encoding; seeds are hashed from (seed, partition);
 4. each record draws a 64-bit random key: shard = key mod num_shards, and a shard is written sorted by
    key, so records are shuffled over the whole corpus and spread over the shards as in the one-process
-   path;
+   path (a shard is sorted in one worker's memory: give a large corpus enough shards, e.g. one per
+   100-200 MB of records);
 5. `pretraining_data.json` is written last, with the same fields as the one-process path.
 
 The output depends only on the settings and the input files, never on the runner, the number of
@@ -270,6 +271,7 @@ def create_pretraining_data_beam(config, pipeline_args: Sequence[str] = ()) -> d
     with tf.io.gfile.GFile(metadata_path) as f:
         metadata = json.load(f)
     if metadata["num_instances"] == 0:
+        tf.io.gfile.remove(metadata_path)  # no finished output to vouch for
         raise ValueError(f"The corpus {inputs} gives no pretraining instance: it holds no text "
                          "(or only one-token sentences) after tokenization.")
     return {**metadata, "seconds": time.perf_counter() - start}

@@ -167,3 +167,27 @@ def test_apache_beam_is_an_extra_imported_only_by_beam_runs():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_output_url_empty_corpus_and_tfds_input(beam, corpus):
+    import tensorflow as tf
+
+    from kbert.pretraining_data.beam_pipeline import create_pretraining_data_beam
+    from kbert.pretraining_data.create import CreatePretrainingDataConfig
+
+    # Every output goes through tf.io.gfile: ram:// stands in for gs:// (in-process runner, one memory).
+    assert create(corpus, "ram://beam-test/out", "--beam", "--num-shards", "2") == 0
+    assert sorted(tf.io.gfile.listdir("ram://beam-test/out")) == [
+        "part-00000-of-00002.tfrecord", "part-00001-of-00002.tfrecord", "pretraining_data.json", "vocab.txt"]
+    metadata = json.loads(tf.io.gfile.GFile("ram://beam-test/out/pretraining_data.json").read())
+    assert metadata["num_instances"] == sum(
+        1 for s in metadata["shards"] for _ in tf.data.TFRecordDataset(f"ram://beam-test/out/{s['file']}")) > 1500
+    (corpus / "empty.txt").write_text("\n\n", encoding="utf-8")
+    config = CreatePretrainingDataConfig(inputs=[str(corpus / "empty.txt")], vocab=str(corpus / "vocab.txt"),
+                                         output=str(corpus / "empty"))
+    with pytest.raises(ValueError, match="gives no pretraining instance"):
+        create_pretraining_data_beam(config)
+    assert not (corpus / "empty" / "pretraining_data.json").exists()
+    config.inputs = ["tfds:wikipedia"]
+    with pytest.raises(ValueError, match="--beam reads text files"):
+        create_pretraining_data_beam(config)
