@@ -127,7 +127,8 @@ def main() -> None:
     speed = (beam["instances"] / beam["seconds"]) / (one["instances"] / one["seconds"])
     lines += [
         "",
-        f"Beam / one process: {speed:.2f}x the instances/s; instance count {beam['instances'] / one['instances'] - 1:+.1%}, "
+        f"Beam / one process: {speed:.2f}x the instances/s; instance count "
+        f"{beam['instances'] / one['instances'] - 1:+.1%}, "
         f"mean real tokens {beam['mean_real_tokens'] / one['mean_real_tokens'] - 1:+.1%}; features "
         f"{'the same' if beam['features'] == one['features'] else 'DIFFERENT'} "
         f"({', '.join(f'{k} {kind} x{n}' for k, (kind, n) in one['features'].items())}).",
