@@ -14,7 +14,9 @@ from the file count instead, the rule of Model Garden's `official/core/input_rea
 - **By record** (`AutoShardPolicy.DATA`) when there are fewer files than workers, with a warning that
   names the file count and says to write more shards (`--num-shards`): every worker reads, parses and
   masks all records and keeps every `W`-th batch piece of its own. The workers must see the records in
-  the same order, so the shuffle needs a seed (`kbert pretrain --seed`, set by default).
+  the same order, so the shuffle needs a seed (`kbert pretrain --seed`, set by default); files read
+  in parallel out of order can make the shares overlap a little: one more reason to write enough
+  shards.
 - **By record, silently**, for inputs that are not files (`files=None`: examples in memory, raw text
   read through Python).
 
