@@ -22,7 +22,8 @@ from typing import Any
 
 import keras
 
-from kbert.training.strategy import is_chief, read_tf_config
+from kbert.training.strategy import is_chief
+from kbert.training.worker_outputs import backup_copy, write_dir
 
 
 def _step(model: keras.Model) -> int:
@@ -123,17 +124,12 @@ def fit_steps(
 
 
 def backup_dir(out_dir: str | os.PathLike) -> pathlib.Path:
-    """The `BackupAndRestore` directory of this process under `out_dir`.
+    """The run's `BackupAndRestore` directory, `out_dir/backup`.
 
-    Every worker of a multi-worker job backs up (and restores) its own copy, since Keras'
-    `BackupAndRestore` writes without coordination: `backup/` for the chief, `backup-worker-{i}/`
-    for the others.
+    The chief writes it; in a multi-worker job every other worker restores from a copy of it and
+    backs up to scratch (`kbert.training.worker_outputs.backup_copy`), so all resume the same step.
     """
-    out_dir = pathlib.Path(out_dir)
-    if is_chief():
-        return out_dir / "backup"
-    task = read_tf_config().get("task", {})
-    return out_dir / f"backup-{task.get('type', 'worker')}-{task.get('index', 0)}"
+    return pathlib.Path(out_dir) / "backup"
 
 
 def restored_step(out_dir: str | os.PathLike, save_every_steps: int) -> int:
@@ -167,7 +163,7 @@ def training_callbacks(
       a run killed at any point restarts from the last interval's weights, optimizer state and
       step; the backup is deleted when training completes.
     - `StepCheckpoint(out_dir/"checkpoints", ...)`: kept checkpoints every `save_every_steps`,
-      and the stop at `total_steps` (chief only, except the stop, which every worker needs).
+      and the stop at `total_steps` (other workers save to scratch: `worker_outputs.write_dir`).
     - `keras.callbacks.TensorBoard(out_dir/"logs", update_freq=log_every_steps)` (chief only;
       skipped with a warning when the `tensorboard` package is not installed).
     Keras adds its progress bar itself (`fit(verbose=1)`). The model must be built before `fit`
@@ -191,12 +187,9 @@ def training_callbacks(
     """
     out_dir = pathlib.Path(out_dir)
     chief = is_chief()
-    checkpoint_dir = out_dir / "checkpoints"
-    if not chief:
-        task = read_tf_config().get("task", {})
-        checkpoint_dir = out_dir / f"checkpoints-{task.get('type', 'worker')}-{task.get('index', 0)}"
+    checkpoint_dir = write_dir(out_dir / "checkpoints")  # other workers: scratch
     callbacks: list[keras.callbacks.Callback] = [
-        keras.callbacks.BackupAndRestore(str(backup_dir(out_dir)), save_freq="epoch"),
+        keras.callbacks.BackupAndRestore(backup_copy(backup_dir(out_dir)), save_freq="epoch"),
         StepCheckpoint(checkpoint_dir, save_every_steps, total_steps, max_to_keep if chief else 1),
     ]
     if tensorboard and chief:

@@ -24,9 +24,11 @@ from kbert.convert.checkpoints import load_pretrained, read_config
 from kbert.models.bert_encoder import BertEncoder
 from kbert.tasks import Task, get_task, load_model, save_model
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
+from kbert.training.input_sharding import shard_across_workers, worker_count
 from kbert.training.multi_worker import patch_model_for_multi_worker
 from kbert.training.optimizers import create_optimizer, set_mixed_precision
 from kbert.training.strategy import get_strategy
+from kbert.training.worker_outputs import remove_scratch, write_dir
 
 METRICS_FILE = "metrics.json"
 HISTORY_FILE = "history.json"
@@ -144,10 +146,11 @@ def finetune(task: Task | str, config: FinetuneConfig,
                                                      weight_decay=config.weight_decay))
             patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise
         began = time.perf_counter()
-        history = model.fit(train.dataset, epochs=config.epochs, verbose=config.verbose, callbacks=list(callbacks),
+        train_data = shard_across_workers(train.dataset, worker_count(distribution))  # examples in memory: by record
+        history = model.fit(train_data, epochs=config.epochs, verbose=config.verbose, callbacks=list(callbacks),
                             shuffle=False)
         train_seconds = time.perf_counter() - began
-        out = pathlib.Path(config.out)
+        out = pathlib.Path(write_dir(config.out))  # other workers: scratch, removed below
         settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
         save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
                    truncate=preprocessor.truncate, **settings)
@@ -161,8 +164,9 @@ def finetune(task: Task | str, config: FinetuneConfig,
             (out / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     finally:
         set_mixed_precision(previous_policy if previous_policy != "float32" else "none")
+        remove_scratch()
     return {"metrics": metrics, "train_examples": train.size, "train_seconds": train_seconds,
-            "train_examples_per_second": train.size * config.epochs / train_seconds, "model_dir": str(out),
+            "train_examples_per_second": train.size * config.epochs / train_seconds, "model_dir": str(config.out),
             "replicas": int(distribution.num_replicas_in_sync)}
 
 

@@ -122,7 +122,13 @@ def patch_model_for_multi_worker(model: keras.Model) -> keras.Model:
         if iterator is None or self._distribute_strategy is None or not several:
             return original_symbolic_build(iterator=iterator, data_batch=data_batch)
         for _, _, data_iterator in iterator:
-            data_batch = _first_local_batch(strategy, next(data_iterator))
+            batch = next(data_iterator, None)
+            if batch is None:  # a bare StopIteration otherwise
+                raise ValueError(
+                    "This worker's share of the input is empty: the data has fewer batches than there "
+                    "are workers or replicas (use more data or a smaller batch)"
+                )
+            data_batch = _first_local_batch(strategy, batch)
             break
         with strategy.scope():
             self._symbolic_build(data_batch=data_batch)

@@ -190,6 +190,19 @@ def _dataset(config: PretrainConfig, global_batch: int):
     return dataset, tokenizer, objective, _data_config(config, None, objective)
 
 
+def _shard(dataset, strategy, data: str | None = None):
+    """This worker's share of `dataset`: by shard file of the `data` directory, else by record
+    (`kbert.training.input_sharding`); None stays None."""
+    from kbert.pretraining_data.tfrecords import tfrecord_files
+    from kbert.training.input_sharding import shard_across_workers, worker_count
+
+    workers = worker_count(strategy)
+    if dataset is None or workers == 1:
+        return dataset
+    files = tfrecord_files(data, check_sizes=False) if data and _is_tfrecord_dir(data) else None
+    return shard_across_workers(dataset, workers, files, source=data or "the input")
+
+
 def _heldout(config: PretrainConfig, tokenizer, data_config, batch_size: int):
     """The held-out batches (fixed masks), or None when the run has no held-out set."""
     from kbert.pretraining_data import heldout
@@ -229,6 +242,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
                                           training_callbacks)
     from kbert.training.multi_worker import patch_model_for_multi_worker
     from kbert.training.optimizers import create_optimizer, set_mixed_precision
+    from kbert.training.worker_outputs import remove_scratch
 
     if config.seed is not None:
         keras.utils.set_random_seed(config.seed)
@@ -240,7 +254,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         config.batch_size // replicas, config.learning_rate, strategy, scaling=config.scale_learning_rate
     )
     dataset, tokenizer, objective, data_config = _dataset(config, global_batch)
-    heldout = _heldout(config, tokenizer, data_config, global_batch)
+    dataset = _shard(dataset, strategy, config.train_data)
+    heldout = _shard(_heldout(config, tokenizer, data_config, global_batch), strategy)  # in memory
     out = pathlib.Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -307,4 +322,5 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         save_pretrained(pretrainer, out, vocabulary=tokenizer,
                         config=dataclasses.replace(encoder.bert_config, **own_rates))
         (out / "history.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    remove_scratch()  # the other workers' checkpoints and backups
     return summary

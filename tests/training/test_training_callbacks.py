@@ -83,7 +83,7 @@ def test_training_callbacks_composition(tmp_path, monkeypatch):
     monkeypatch.setenv("TF_CONFIG", json.dumps(
         {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}}))
     worker_callbacks = training_callbacks(tmp_path, 5)
-    assert backup_dir(tmp_path) == tmp_path / "backup-worker-1"
+    assert backup_dir(tmp_path) == tmp_path / "backup"  # the chief's; others restore from a copy
     assert len(worker_callbacks) == 2  # no TensorBoard off the chief
 
 
