@@ -140,9 +140,11 @@ class BertPretrainer(EncoderConfigMixin, keras.Model):
         loss = mlm_loss
         if self.sentence_head is not None:
             labels = keras.ops.cast(x["next_sentence_label"], "int32")
-            sentence_loss = keras.ops.mean(
-                keras.losses.sparse_categorical_crossentropy(labels, y_pred["sentence_logits"], from_logits=True)
-            )
+            per_sequence = keras.losses.sparse_categorical_crossentropy(
+                labels, y_pred["sentence_logits"], from_logits=True)
+            # A mean that stays finite on an empty batch: a replica's share of a short last batch can be empty.
+            count = keras.ops.maximum(keras.ops.cast(keras.ops.shape(per_sequence)[0], "float32"), 1.0)
+            sentence_loss = keras.ops.sum(per_sequence) / count
             self.sentence_loss_tracker.update_state(sentence_loss)
             self.sentence_accuracy.update_state(labels, y_pred["sentence_logits"])
             loss = loss + sentence_loss

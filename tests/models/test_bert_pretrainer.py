@@ -109,6 +109,16 @@ def test_loss_is_weighted_mlm_plus_sentence():
     assert np.isclose(result["mlm_accuracy"], accuracy, atol=1e-6)
 
 
+def test_loss_of_an_empty_batch_is_finite():
+    """A replica's share of a short last batch can be empty: its loss is 0, not NaN."""
+    encoder = kbert.BertEncoder(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=32)
+    pretrainer = BertPretrainer(encoder, objective="nsp")
+    x = {k: v[:0] for k, v in features(n=4).items()}
+    loss = pretrainer.compute_loss(x=x, y_pred=pretrainer(x, training=False), training=False)
+    assert float(loss) == 0.0
+
+
 @pytest.mark.parametrize("weights", [[[1, 1, 0], [1, 0, 0]], [[0, 0, 0], [0, 0, 0]]])
 def test_masked_lm_loss_and_hits_against_numpy(weights):
     """The XLA-compiled loss, its hits and its gradient, eager and inside a plain `tf.function`."""
