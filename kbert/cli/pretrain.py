@@ -43,7 +43,7 @@ HELP = {
                    "XLA cannot compile is an error (always on with --strategy tpu)",
     "steps_per_execution": "batches per call of the compiled loop (fewer host round trips, e.g. on a TPU); "
                            "--save-every-steps and --steps must divide by it",
-    "tpu": "with --strategy tpu: 'local' on a Cloud TPU VM, a TPU name or a grpc:// address (default: TPU_NAME)",
+    "tpu": "with --strategy tpu: 'local' on a Cloud TPU VM, a TPU name or a grpc:// address; unset: TPU_NAME",
 }
 
 
