@@ -132,20 +132,22 @@ def fixed_steps_per_epoch(examples: int, batch_size: int, steps_per_execution: i
 
 
 def check_fixed_shapes(element_spec: Any) -> None:
-    """Raises ValueError unless every tensor of a dataset's `element_spec` has a static shape and a
-    numeric or boolean dtype (a compiled step gets one shape, and no strings).
+    """Raises ValueError unless every tensor of a dataset's `element_spec` has a static shape and is no
+    string or int64 (a compiled step gets one shape, int32 ids, and no strings).
 
     Example:
     >>> check_fixed_shapes({"token_ids": tf.TensorSpec([8, 128], tf.int32)})
     >>> check_fixed_shapes({"token_ids": tf.TensorSpec([None, 128], tf.int32)})
     Traceback (most recent call last):
     ...
-    ValueError: a compiled train step needs fixed shapes: token_ids is (None, 128) int32
+    ValueError: a compiled train step needs fixed shapes, int32 ids and no strings: token_ids is (None, 128) int32
     """
     for path, spec in _named(element_spec):
-        if not isinstance(spec, tf.TensorSpec) or not spec.shape.is_fully_defined() or spec.dtype == tf.string:
+        if (not isinstance(spec, tf.TensorSpec) or not spec.shape.is_fully_defined()
+                or spec.dtype in (tf.string, tf.int64)):
             shape = tuple(spec.shape) if hasattr(spec, "shape") else "?"
-            raise ValueError(f"a compiled train step needs fixed shapes: {path or 'the batch'} is {shape} "
+            raise ValueError(f"a compiled train step needs fixed shapes, int32 ids and no strings: "
+                             f"{path or 'the batch'} is {shape} "
                              f"{getattr(spec.dtype, 'name', type(spec).__name__)}")
 
 

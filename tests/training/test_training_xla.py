@@ -104,3 +104,5 @@ def test_check_fixed_shapes():
         check_fixed_shapes(({"token_ids": tf.TensorSpec([None, 16], tf.int32)}, tf.TensorSpec([8], tf.int32)))
     with pytest.raises(ValueError, match="text is .* string"):
         check_fixed_shapes({"text": tf.TensorSpec([8], tf.string)})
+    with pytest.raises(ValueError, match="ids is .* int64"):
+        check_fixed_shapes({"ids": tf.TensorSpec([8, 4], tf.int64)})
