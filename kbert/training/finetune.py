@@ -27,7 +27,8 @@ from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.training.multi_worker import patch_model_for_multi_worker
 from kbert.training.optimizers import create_optimizer, set_mixed_precision
 from kbert.training.strategy import get_strategy
-from kbert.training.xla import check_fixed_shapes, compile_model, explain_xla_errors, fixed_steps_per_epoch
+from kbert.training.xla import (check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors,
+                                fixed_steps_per_epoch)
 
 METRICS_FILE = "metrics.json"
 HISTORY_FILE = "history.json"
@@ -142,7 +143,7 @@ def finetune(task: Task | str, config: FinetuneConfig,
     set_mixed_precision(config.mixed_precision)
     try:
         distribution = get_strategy(config.strategy, tpu=config.tpu)
-        fixed = config.jit_compile or config.strategy == "tpu"  # a TPU step is one XLA program
+        fixed = compiles_whole_step(config.jit_compile, config.strategy)
         with distribution.scope():
             encoder, tokenizer = _start(config)
             limit = encoder.bert_config.max_position_embeddings

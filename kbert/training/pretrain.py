@@ -235,7 +235,6 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     from kbert.training.strategy import get_strategy, is_chief, scale_batch_and_lr
 
     strategy = get_strategy(config.strategy, tpu=config.tpu)
-    compiled = config.jit_compile or config.strategy == "tpu"  # a TPU step is one XLA program
 
     import keras
     import tensorflow as tf
@@ -247,7 +246,9 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
                                           training_callbacks)
     from kbert.training.multi_worker import patch_model_for_multi_worker
     from kbert.training.optimizers import create_optimizer, set_mixed_precision
-    from kbert.training.xla import check_fixed_shapes, compile_model, explain_xla_errors
+    from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
+
+    compiled = compiles_whole_step(config.jit_compile, config.strategy)  # a TPU step is one XLA program
 
     if config.seed is not None:
         keras.utils.set_random_seed(config.seed)

@@ -29,6 +29,16 @@ import tensorflow as tf
 _UNSUPPORTED = "Detected unsupported operations when trying to compile graph"
 
 
+def compiles_whole_step(jit_compile: bool, strategy: str) -> bool:
+    """Whether training takes the fixed-shape XLA path: asked for, or under a TPU (one XLA program a step).
+
+    Example:
+    >>> compiles_whole_step(False, "tpu"), compiles_whole_step(True, "auto"), compiles_whole_step(False, "auto")
+    (True, True, False)
+    """
+    return bool(jit_compile) or strategy == "tpu"
+
+
 def compile_model(model: keras.Model, *, jit_compile: bool, steps_per_execution: int = 1, **compile_args: Any) -> None:
     """`model.compile(...)` with `jit_compile` honoured or refused, never silently dropped.
 

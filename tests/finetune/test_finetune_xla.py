@@ -181,3 +181,21 @@ def test_too_few_rows_for_one_fixed_step(tmp_path, tiny_init):
         finetune(task, FinetuneConfig(train=str(train), out=str(tmp_path / "out"), init=str(tiny_init),
                                       sequence_length=SEQ, epochs=1, batch_size=8, steps_per_execution=2,
                                       verbose=0, jit_compile=True))
+
+
+def test_cli_flags_reach_the_config(tmp_path, tiny_init, monkeypatch):
+    from kbert.cli.main import main
+
+    seen = []
+
+    def fake_finetune(task, config):
+        seen.append(config)
+        return {"metrics": {}, "model_dir": config.out, "train_examples_per_second": 1.0, "replicas": 1}
+
+    monkeypatch.setattr("kbert.training.finetune.finetune", fake_finetune)
+    for command in ("classify", "tag", "qa"):
+        assert main(["finetune", command, "--init", str(tiny_init), "--train", "t", "--out", "o", "--quiet",
+                     "--jit-compile", "--steps-per-execution", "4", "--strategy", "tpu", "--tpu", "local"]) == 0
+    assert [(c.jit_compile, c.steps_per_execution, c.strategy, c.tpu) for c in seen] == [(True, 4, "tpu", "local")] * 3
+    assert main(["finetune", "classify", "--init", str(tiny_init), "--train", "t", "--out", "o", "--quiet"]) == 0
+    assert (seen[-1].jit_compile, seen[-1].steps_per_execution, seen[-1].tpu) == (False, 1, None)
