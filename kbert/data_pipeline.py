@@ -33,6 +33,10 @@ Four choices, each measured on all-MiniLM-L6-v2 fine-tuning or its tokenizer (2 
   Face's `group_by_length` sorts runs of 50 batches. tf.data's `bucket_by_sequence_length` does not fit:
   it ends an epoch with a short batch per length bucket, so the step count, and the schedule, would
   depend on the data.)
+- **Fixed shapes for a compiled step.** A train step compiled whole by XLA (`--jit-compile`, and always on
+  a TPU) wants one shape: every batch padded to the sequence length, the last short batch dropped
+  (`index_batches(drop_remainder=True)`), and the shapes written into the dataset's `element_spec`
+  (`static_batch`), so the step is traced and compiled once.
 """
 
 from __future__ import annotations
@@ -113,9 +117,28 @@ def length_order(run: tf.Tensor, lengths: tf.Tensor, strata: tuple[tf.Tensor, in
     return tf.gather(run, tf.argsort(share, stable=True))
 
 
+def static_batch(features, batch_size: int, sequence_length: int):
+    """`features` (a nest of `(batch,)` and `(batch, sequence_length)` tensors) with those static shapes.
+
+    Checked at run time (`tf.ensure_shape`), so a batch of another shape fails loudly instead of
+    retracing a compiled step.
+
+    Example:
+    >>> x = static_batch({"ids": tf.zeros([2, 4], tf.int32), "label": tf.zeros([2])}, 2, 4)
+    >>> x["ids"].shape.as_list(), x["label"].shape.as_list()
+    ([2, 4], [2])
+    """
+    def fix(tensor: tf.Tensor) -> tf.Tensor:
+        if tensor.shape.rank not in (1, 2):
+            raise ValueError(f"expected (batch,) or (batch, length) features, got shape {tensor.shape}")
+        return tf.ensure_shape(tensor, [batch_size, sequence_length][:tensor.shape.rank])
+
+    return tf.nest.map_structure(fix, features)
+
+
 def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: int | None = None,
                   lengths: Sequence[int] | None = None, strata: Sequence[int] | None = None,
-                  window: int = GROUP_WINDOW) -> tf.data.Dataset:
+                  window: int = GROUP_WINDOW, drop_remainder: bool = False) -> tf.data.Dataset:
     """Batches of example indices (int64 vectors) for a pipeline that gathers from in-memory examples.
 
     Without `shuffle` the indices come in order. With it, each iteration (epoch) shuffles them afresh;
@@ -137,6 +160,8 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
             one run of examples: group by it).
         strata: optional `count` non-negative ints (class ids): with `lengths`, keep their shares per batch.
         window: int. Batches per sorted run: more pads less, but makes a batch's rows less random.
+        drop_remainder: bool. Drop the short last batch of every epoch (`count // batch_size` batches of a
+            static size, for a compiled step); not with `lengths`.
 
     Example:
     >>> [b.numpy().tolist() for b in index_batches(3, 2)]
@@ -148,12 +173,14 @@ def index_batches(count: int, batch_size: int, *, shuffle: bool = False, seed: i
         raise ValueError(f"{len(lengths)} lengths for {count} examples")
     if strata is not None and len(strata) != count:
         raise ValueError(f"{len(strata)} strata for {count} examples")
+    if drop_remainder and lengths is not None:
+        raise ValueError("fixed-size batches (drop_remainder) are not grouped by length")
     indices = tf.data.Dataset.range(count)
     if not shuffle:
-        return indices.batch(batch_size)
+        return indices.batch(batch_size, drop_remainder=drop_remainder)
     indices = indices.shuffle(count, seed=seed, reshuffle_each_iteration=True)
     if lengths is None or count <= window * batch_size:
-        return indices.batch(batch_size)
+        return indices.batch(batch_size, drop_remainder=drop_remainder)
     key = tf.constant(lengths, tf.int64)
     stratum = None if strata is None else tf.constant(strata, tf.int32)
     depth = None if strata is None else max(strata) + 1

@@ -42,6 +42,12 @@ HELP = {
     "train_articles": "START:STOP articles of a SQuAD JSON train file",
     "validation_articles": "START:STOP articles of the validation file",
     "quiet": "no progress bars",
+    "jit_compile": "compile the whole train step as one XLA program at fixed shapes (what a TPU runs): "
+                   "batches padded to --sequence-length, the last short batch dropped, no length grouping; "
+                   "an op XLA cannot compile is an error (always on with --strategy tpu)",
+    "steps_per_execution": "train steps per call of the compiled loop (fewer host round trips, e.g. on a TPU)",
+    "tpu": "with --strategy tpu: 'local' on a Cloud TPU VM, a TPU name or a grpc:// address "
+           "(default: TPU_NAME)",
 }
 CHOICES = {"strategy": ["auto", "one_device", "mirrored", "multi_worker", "tpu"],
            "mixed_precision": ["none", "mixed_float16", "mixed_bfloat16"]}

@@ -39,6 +39,11 @@ HELP = {
     "scale_learning_rate": "none, linear or sqrt: scale the learning rate with the replica count",
     "save_every_steps": "checkpoint (and crash-resume) interval in steps",
     "keep_checkpoints": "newest step checkpoints kept in OUT/checkpoints; 0 keeps all",
+    "jit_compile": "compile the whole train step as one XLA program at fixed shapes (what a TPU runs); an op "
+                   "XLA cannot compile is an error (always on with --strategy tpu)",
+    "steps_per_execution": "batches per call of the compiled loop (fewer host round trips, e.g. on a TPU); "
+                           "--save-every-steps and --steps must divide by it",
+    "tpu": "with --strategy tpu: 'local' on a Cloud TPU VM, a TPU name or a grpc:// address; unset: TPU_NAME",
 }
 
 

@@ -93,12 +93,15 @@ class Task:
 
     # -- model ---------------------------------------------------------------------------------------
     def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
-                training: bool, seed: int = 0, group_by_length: bool = True) -> TaskData:
+                training: bool, seed: int = 0, group_by_length: bool = True,
+                drop_remainder: bool = False) -> TaskData:
         """The tf.data pipeline: shuffled (inputs, labels) for training, inputs in order otherwise.
 
         `group_by_length` batches training examples of similar token counts together
         (`kbert.data_pipeline.index_batches`, where an epoch of one sorted run stays random), so dynamic
-        padding pads less."""
+        padding pads less. `drop_remainder` (with a `padding="fixed"` preprocessor) gives the fixed shapes
+        a compiled step needs: the short last batch dropped, every feature and label `(batch_size,)` or
+        `(batch_size, sequence_length)` in the dataset's `element_spec`, no grouping."""
         raise NotImplementedError
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:

@@ -72,10 +72,11 @@ class ClassificationTask(Task):
         encode_labels(examples, self.labels, regression=self.regression is True)
 
     def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
-                training: bool, seed: int = 0, group_by_length: bool = True) -> TaskData:
+                training: bool, seed: int = 0, group_by_length: bool = True,
+                drop_remainder: bool = False) -> TaskData:
         data = classification_dataset(examples, preprocessor, self.labels, regression=self.regression is True,
                                       batch_size=batch_size, shuffle=training, seed=seed, with_labels=training,
-                                      group_by_length=group_by_length)
+                                      group_by_length=group_by_length, drop_remainder=drop_remainder)
         return TaskData(data, len(examples))
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:

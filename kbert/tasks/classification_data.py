@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length, static_batch
 from kbert.text.bert_preprocessor import BertPreprocessor
 
 Example = dict[str, Any]
@@ -59,6 +59,13 @@ def encode_labels(
     return np.asarray(ids, np.int32)
 
 
+def check_fixed_shapes(preprocessor: BertPreprocessor, drop_remainder: bool) -> None:
+    """Raises ValueError when fixed-size batches (`drop_remainder`) meet a dynamically padding preprocessor."""
+    if drop_remainder and preprocessor.padding != "fixed":
+        raise ValueError("fixed-shape batches (drop_remainder) need a BertPreprocessor with padding='fixed', "
+                         f"got padding={preprocessor.padding!r}")
+
+
 def pad_to_multiple(inputs: dict[str, tf.Tensor], multiple: int, maximum: int, fill: dict | None = None):
     """Pads dynamically padded (batch, L) features on the right to a multiple of `multiple` (<= maximum).
 
@@ -89,6 +96,7 @@ def classification_dataset(
     with_labels: bool = True,
     pad_multiple: int | None = None,
     group_by_length: bool = True,
+    drop_remainder: bool = False,
 ) -> tf.data.Dataset:
     """A batched `tf.data.Dataset` of `(inputs, labels)` (or `inputs` alone) for `BertClassifier`.
 
@@ -107,6 +115,9 @@ def classification_dataset(
         with_labels: bool. False yields inputs only (prediction on unlabelled data).
         pad_multiple: int or None. Dynamic padding rounds the length up to this multiple; None: 1 on a
             CPU-only host, 16 with an accelerator (`kbert.data_pipeline.default_pad_multiple`).
+        drop_remainder: bool. Fixed shapes for a compiled step (needs `padding="fixed"`): the short last
+            batch dropped, features `(batch_size, sequence_length)` and labels `(batch_size,)` static in
+            the `element_spec`, no grouping by length.
 
     Returns:
         `tf.data.Dataset` of ({"token_ids", "segment_ids", "padding_mask"}, labels).
@@ -118,6 +129,8 @@ def classification_dataset(
     """
     if not examples:
         raise ValueError("no examples")
+    check_fixed_shapes(preprocessor, drop_remainder)
+    group_by_length = group_by_length and not drop_remainder  # every row is padded to the full length anyway
     pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
     texts = [str(e["text"]) for e in examples]
     pairs = [e.get("text_pair") for e in examples]
@@ -131,7 +144,8 @@ def classification_dataset(
         lengths = sum(preprocessor.tokenizer.tokenize(column).row_lengths().numpy() for column in columns.values())
         # Where length follows the label, length-sorted batches would be skewed in their labels.
         strata = None if regression or label_ids is None else label_ids
-    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=lengths, strata=strata)
+    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=lengths, strata=strata,
+                            drop_remainder=drop_remainder)
 
     def pack(index):
         segments = tuple(tf.gather(column, index) for column in columns.values())
@@ -139,6 +153,7 @@ def classification_dataset(
         if preprocessor.padding == "dynamic":
             inputs = pad_to_multiple(inputs, pad_multiple, preprocessor.sequence_length,
                                      fill={"token_ids": preprocessor.tokenizer.pad_token_id})
-        return inputs if labels is None else (inputs, tf.gather(labels, index))
+        out = inputs if labels is None else (inputs, tf.gather(labels, index))
+        return static_batch(out, batch_size, preprocessor.sequence_length) if drop_remainder else out
 
     return as_written(batches.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

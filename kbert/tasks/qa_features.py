@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length, static_batch
 from kbert.text.bert_tokenizer import BertTokenizer
 
 Example = dict[str, Any]
@@ -60,18 +60,25 @@ class QAFeatures:
 
     def dataset(self, batch_size: int = 32, *, with_labels: bool = True, shuffle: bool = False,
                 seed: int | None = None, group_by_length: bool = True, dynamic_padding: bool = True,
-                pad_multiple: int | None = None) -> tf.data.Dataset:
+                pad_multiple: int | None = None, drop_remainder: bool = False) -> tf.data.Dataset:
         """Batched `(inputs, {"start_logits": start, "end_logits": end})` for `BertQuestionAnswerer`.
 
         With `dynamic_padding` each batch is cut to its longest window, rounded up to `pad_multiple`
         (None: `default_pad_multiple()`); with `shuffle` and `group_by_length`, windows of similar lengths
-        are batched together (`kbert.data_pipeline.index_batches`).
+        are batched together (`kbert.data_pipeline.index_batches`). `drop_remainder` (without
+        `dynamic_padding`) gives a compiled step fixed shapes: the short last batch dropped, inputs
+        `(batch_size, sequence_length)` and start / end positions `(batch_size,)`, static, no grouping.
         """
+        if drop_remainder and dynamic_padding:
+            raise ValueError("fixed-shape batches (drop_remainder) are padded to the window length, "
+                             "not dynamically")
         pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
         inputs = {k: tf.constant(v) for k, v in self.inputs().items()}
         labels = {"start_logits": tf.constant(self.start_positions), "end_logits": tf.constant(self.end_positions)}
+        grouped = group_by_length and not drop_remainder
         batches = index_batches(len(self), batch_size, shuffle=shuffle, seed=seed,
-                                lengths=self.padding_mask.sum(-1) if group_by_length else None)
+                                lengths=self.padding_mask.sum(-1) if grouped else None,
+                                drop_remainder=drop_remainder)
 
         def gather(index):
             batch = {k: tf.gather(v, index) for k, v in inputs.items()}
@@ -79,7 +86,8 @@ class QAFeatures:
                 longest = tf.reduce_max(tf.reduce_sum(tf.cast(batch["padding_mask"], tf.int32), axis=1))
                 width = padded_length(longest, pad_multiple, self.sequence_length)
                 batch = {k: v[:, :width] for k, v in batch.items()}
-            return (batch, {k: tf.gather(v, index) for k, v in labels.items()}) if with_labels else batch
+            out = (batch, {k: tf.gather(v, index) for k, v in labels.items()}) if with_labels else batch
+            return static_batch(out, batch_size, self.sequence_length) if drop_remainder else out
 
         return as_written(batches.map(gather, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
 

@@ -59,12 +59,13 @@ class QuestionAnsweringTask(Task):
         return read_squad(source, article_range=article_range, strict_answers=self.strict_answers)
 
     def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
-                training: bool, seed: int = 0, group_by_length: bool = True) -> TaskData:
+                training: bool, seed: int = 0, group_by_length: bool = True,
+                drop_remainder: bool = False) -> TaskData:
         features = build_qa_features(examples, preprocessor.tokenizer, preprocessor.sequence_length,
                                      self.doc_stride, self.max_query_length)
         data = features.dataset(batch_size, with_labels=training, shuffle=training, seed=seed,
                                 group_by_length=group_by_length,
-                                dynamic_padding=preprocessor.padding == "dynamic")
+                                dynamic_padding=preprocessor.padding == "dynamic", drop_remainder=drop_remainder)
         return TaskData(data, len(features), features)
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:

@@ -13,8 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.constants import IGNORE_LABEL
-from kbert.data_pipeline import as_written, default_pad_multiple, index_batches
-from kbert.tasks.classification_data import pad_to_multiple
+from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, static_batch
+from kbert.tasks.classification_data import check_fixed_shapes, pad_to_multiple
 from kbert.text.bert_preprocessor import BertPreprocessor
 
 Example = dict[str, Any]
@@ -90,6 +90,7 @@ def tagging_dataset(
     keep_word_ids: bool = False,
     pad_multiple: int | None = None,
     group_by_length: bool = True,
+    drop_remainder: bool = False,
 ) -> tf.data.Dataset:
     """A batched `tf.data.Dataset` of `(inputs, labels)` for `BertTokenClassifier`.
 
@@ -105,12 +106,16 @@ def tagging_dataset(
         pad_multiple: int or None. Dynamic padding multiple (None: `default_pad_multiple()`).
         group_by_length: bool. With `shuffle`, batch sentences of similar piece counts together
             (`kbert.data_pipeline.index_batches`); False: plain random batches.
+        drop_remainder: bool. Fixed shapes for a compiled step (needs `padding="fixed"`): the short last
+            batch dropped, inputs and labels `(batch_size, sequence_length)` static in the `element_spec`.
 
     Returns:
         `tf.data.Dataset` of ({"token_ids", "segment_ids", "padding_mask"[, "word_ids"]}, labels (batch, L)).
     """
     if not examples:
         raise ValueError("no sentences")
+    check_fixed_shapes(preprocessor, drop_remainder)
+    group_by_length = group_by_length and not drop_remainder
     pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
     lengths = [len(e["words"]) for e in examples]
     words = tf.RaggedTensor.from_row_lengths([w for e in examples for w in e["words"]], lengths)
@@ -123,7 +128,8 @@ def tagging_dataset(
     if shuffle and group_by_length:  # the tokenizer runs once more, over all words, for the piece counts
         per_word = preprocessor.tokenizer.tokenize(words.flat_values).row_lengths()
         pieces = tf.reduce_sum(words.with_flat_values(per_word), axis=1).numpy()
-    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=pieces)
+    batches = index_batches(len(examples), batch_size, shuffle=shuffle, seed=seed, lengths=pieces,
+                            drop_remainder=drop_remainder)
 
     def pack(index):
         out = align_word_labels(preprocessor, tf.gather(words, index), tf.gather(tags, index))
@@ -135,6 +141,7 @@ def tagging_dataset(
         word_ids = out.pop("word_ids")
         if keep_word_ids:
             out["word_ids"] = word_ids
-        return (out, labels) if with_labels else out
+        out = (out, labels) if with_labels else out
+        return static_batch(out, batch_size, preprocessor.sequence_length) if drop_remainder else out
 
     return as_written(batches.map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))

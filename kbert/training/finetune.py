@@ -29,6 +29,8 @@ from kbert.training.multi_worker import patch_model_for_multi_worker
 from kbert.training.optimizers import create_optimizer, set_mixed_precision
 from kbert.training.strategy import get_strategy
 from kbert.training.worker_outputs import remove_scratch, write_dir
+from kbert.training.xla import (check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors,
+                                fixed_steps_per_epoch)
 
 METRICS_FILE = "metrics.json"
 HISTORY_FILE = "history.json"
@@ -61,6 +63,14 @@ class FinetuneConfig:
             of 16 batches or fewer keeps random batches (sorted whole, it would be the same batches for
             every seed). False: plain random batches.
         seed: shuffling and initialisation seed. verbose: 0 silences Keras' progress bars.
+        jit_compile: compile the whole train step as one XLA program at fixed shapes (what a TPU runs):
+            batches padded to `sequence_length`, the short last batch dropped, no length grouping, the
+            data repeated for `epochs` epochs of `examples // batch_size` steps (down to a multiple of
+            `steps_per_execution`). An op XLA cannot compile raises. Always on with `strategy="tpu"`.
+        steps_per_execution: train steps per call of Keras' compiled loop (fewer host round trips, e.g.
+            on a TPU); callbacks and the progress bar see every N-th step.
+        tpu: with `strategy="tpu"`: `local` on a Cloud TPU VM, a TPU name or a grpc:// address (None:
+            TPU_NAME).
     """
 
     train: str
@@ -86,6 +96,9 @@ class FinetuneConfig:
     group_by_length: bool = True
     seed: int = 0
     verbose: int = 1
+    jit_compile: bool = False
+    steps_per_execution: int = 1
+    tpu: str | None = None
 
 
 def _start(config: FinetuneConfig) -> tuple[keras.Model, BertTokenizer]:
@@ -131,24 +144,34 @@ def finetune(task: Task | str, config: FinetuneConfig,
     previous_policy = keras.config.dtype_policy().name
     set_mixed_precision(config.mixed_precision)
     try:
-        distribution = get_strategy(config.strategy)
+        distribution = get_strategy(config.strategy, tpu=config.tpu)
+        fixed = compiles_whole_step(config.jit_compile, config.strategy)
         with distribution.scope():
             encoder, tokenizer = _start(config)
             limit = encoder.bert_config.max_position_embeddings
             if config.sequence_length > limit:
                 raise ValueError(f"sequence_length {config.sequence_length} exceeds the encoder's {limit} positions")
             preprocessor = BertPreprocessor(tokenizer, config.sequence_length, padding="dynamic")
-            train = task.dataset(train_examples, preprocessor, config.batch_size, training=True, seed=config.seed,
-                                 group_by_length=config.group_by_length)
-            steps = max(1, math.ceil(train.size / config.batch_size)) * config.epochs
+            train = task.dataset(train_examples, BertPreprocessor(tokenizer, config.sequence_length,
+                                                                  padding="fixed" if fixed else "dynamic"),
+                                 config.batch_size, training=True, seed=config.seed,
+                                 group_by_length=config.group_by_length, drop_remainder=fixed)
+            steps_per_epoch = None
+            if fixed:
+                check_fixed_shapes(train.dataset.element_spec)
+                steps_per_epoch = fixed_steps_per_epoch(train.size, config.batch_size, config.steps_per_execution)
+            steps = (steps_per_epoch or max(1, math.ceil(train.size / config.batch_size))) * config.epochs
             model = task.build_model(encoder, dropout=config.dropout, feature_based=config.feature_based)
-            model.compile(optimizer=create_optimizer(config.learning_rate, steps, int(config.warmup_ratio * steps),
+            compile_model(model, jit_compile=fixed, steps_per_execution=config.steps_per_execution,
+                          optimizer=create_optimizer(config.learning_rate, steps, int(config.warmup_ratio * steps),
                                                      weight_decay=config.weight_decay))
             patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise
         began = time.perf_counter()
         train_data = shard_across_workers(train.dataset, worker_count(distribution))  # examples in memory: by record
-        history = model.fit(train_data, epochs=config.epochs, verbose=config.verbose, callbacks=list(callbacks),
-                            shuffle=False)
+        with explain_xla_errors(fixed):
+            history = model.fit(train_data.repeat() if fixed else train_data, epochs=config.epochs,
+                                steps_per_epoch=steps_per_epoch, verbose=config.verbose,
+                                callbacks=list(callbacks), shuffle=False)
         train_seconds = time.perf_counter() - began
         out = pathlib.Path(write_dir(config.out))  # other workers: scratch, removed below
         settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}

@@ -37,6 +37,12 @@ class PretrainConfig:
     sets both dropout rates for this run only: the saved model keeps the rates of its preset, `model`
     or `init`, the ones fine-tuning uses (a short run of a small model underfits, and learns faster
     and steps faster without dropout).
+    `jit_compile` compiles the whole train step (and the held-out evaluation step) as one XLA program at
+    fixed shapes, as a TPU runs it (always on with `strategy="tpu"`): the training batches are whole
+    (`drop_remainder`) and repeat, the held-out set drops its short last batch, and an op XLA cannot
+    compile raises. `steps_per_execution` runs that many batches per call of Keras' compiled loop;
+    `save_every_steps` and `steps` (times `gradient_accumulation_steps`) must divide by it. `tpu`
+    (with `strategy="tpu"`): `local` on a Cloud TPU VM, a TPU name or a grpc:// address (None: TPU_NAME).
     """
 
     train_data: str = ""
@@ -69,6 +75,8 @@ class PretrainConfig:
     max_minutes: float | None = None  # stop after this much wall time even if `steps` are not done
     mixed_precision: str = "none"
     jit_compile: bool = False
+    steps_per_execution: int = 1
+    tpu: str | None = None
     strategy: str = "auto"
     scale_learning_rate: str = "none"
     save_every_steps: int = 1000
@@ -124,6 +132,14 @@ class PretrainConfig:
             raise ValueError("give heldout_text or heldout_data, not both")
         if self.dropout is not None and not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.steps_per_execution < 1:
+            raise ValueError(f"steps_per_execution must be >= 1, got {self.steps_per_execution}")
+        batches = {"save_every_steps": min(self.save_every_steps, self.steps), "steps": self.steps}
+        for name, steps in batches.items():
+            if steps * self.gradient_accumulation_steps % self.steps_per_execution:
+                raise ValueError(f"{name} ({steps}) x gradient_accumulation_steps "
+                                 f"({self.gradient_accumulation_steps}) must divide by steps_per_execution "
+                                 f"({self.steps_per_execution}): Keras stops only between executions")
 
 
 def _is_tfrecord_dir(path: str) -> bool:
@@ -231,9 +247,10 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     # The strategy comes first: multi-worker collectives must be set up before TF initialises.
     from kbert.training.strategy import get_strategy, is_chief, scale_batch_and_lr
 
-    strategy = get_strategy(config.strategy)
+    strategy = get_strategy(config.strategy, tpu=config.tpu)
 
     import keras
+    import tensorflow as tf
 
     from kbert.convert.checkpoints import load_pretrained, read_config, read_pretraining_heads, save_pretrained
     from kbert.models.bert_encoder import BertEncoder
@@ -243,6 +260,9 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     from kbert.training.multi_worker import patch_model_for_multi_worker
     from kbert.training.optimizers import create_optimizer, set_mixed_precision
     from kbert.training.worker_outputs import remove_scratch
+    from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
+
+    compiled = compiles_whole_step(config.jit_compile, config.strategy)  # a TPU step is one XLA program
 
     if config.seed is not None:
         keras.utils.set_random_seed(config.seed)
@@ -255,7 +275,17 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     )
     dataset, tokenizer, objective, data_config = _dataset(config, global_batch)
     dataset = _shard(dataset, strategy, config.train_data)
-    heldout = _shard(_heldout(config, tokenizer, data_config, global_batch), strategy)  # in memory
+    heldout = _heldout(config, tokenizer, data_config, global_batch)
+    if compiled:
+        check_fixed_shapes(dataset.element_spec)
+        if heldout is not None:  # `fit` evaluates it with the compiled step too: whole batches only
+            rows = int(heldout.reduce(0, lambda n, batch: n + tf.shape(batch["token_ids"])[0]))
+            if rows < global_batch:
+                raise ValueError(f"the held-out set has {rows} instances, fewer than one batch of {global_batch}; "
+                                 "a compiled step scores whole batches only")
+            heldout = heldout.rebatch(global_batch, drop_remainder=True).apply(
+                tf.data.experimental.assert_cardinality(rows // global_batch))
+    heldout = _shard(heldout, strategy)  # in memory
     out = pathlib.Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -283,7 +313,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
             weight_decay=config.weight_decay, optimizer=config.optimizer, clipnorm=config.clipnorm,
             gradient_accumulation_steps=config.gradient_accumulation_steps,
         )
-        pretrainer.compile(optimizer=optimizer, jit_compile=config.jit_compile)
+        compile_model(pretrainer, jit_compile=compiled, steps_per_execution=config.steps_per_execution,
+                      optimizer=optimizer)
     patch_model_for_multi_worker(pretrainer)  # needed under several replicas, a no-op otherwise
 
     save_every = max(1, min(config.save_every_steps, config.steps))
@@ -299,20 +330,23 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         callbacks.append(TimeLimit(config.max_minutes))
     clock = StepClock(config.gradient_accumulation_steps)
     callbacks.append(clock)
-    history = pretrainer.fit(
-        dataset,
-        validation_data=heldout,
-        callbacks=callbacks,
-        verbose=config.verbose,
-        **fit_steps(config.steps, save_every, config.gradient_accumulation_steps),
-    )
+    with explain_xla_errors(compiled):
+        history = pretrainer.fit(
+            dataset,
+            validation_data=heldout,
+            callbacks=callbacks,
+            verbose=config.verbose,
+            **fit_steps(config.steps, save_every, config.gradient_accumulation_steps),
+        )
     step = int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations))
     summary = {
         "steps": step,
         "objective": objective,
         "global_batch_size": global_batch,
         "replicas": int(strategy.num_replicas_in_sync),
-        "seconds_per_step": clock.seconds_per_step,  # after the first step: evaluations and checkpoints included
+        # After the first execution, evaluations and checkpoints included; the clock ticks once an execution.
+        "seconds_per_step": (None if clock.seconds_per_step is None
+                             else clock.seconds_per_step / config.steps_per_execution),
         "final_metrics": {k: float(v[-1]) for k, v in history.history.items() if not k.startswith("val_")},
         "heldout": {k[len("val_"):]: float(v[-1]) for k, v in history.history.items() if k.startswith("val_")},
         "history": {k: [float(x) for x in v] for k, v in history.history.items()},
