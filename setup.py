@@ -2,19 +2,21 @@
 
 from setuptools import find_packages, setup
 
-# The stack pinned to releases that install together (TF 2.21 needs tensorflow-text 2.21 for its ops).
+# The stack pinned to releases that install together: TF 2.21 with tensorflow-text 2.21, or TF 2.20 (the last
+# TensorFlow with a TPU build, tensorflow-tpu 2.20.0) with tensorflow-text 2.20.1; each tensorflow-text pins
+# its own TensorFlow minor, whose ops it links.
 INSTALL_REQUIRES = [
-    "tensorflow>=2.21,<2.22",
-    "tensorflow-text>=2.21,<2.22",
+    "tensorflow>=2.20,<2.22",
+    "tensorflow-text>=2.20.1,<2.22",
     "keras>=3.15,<3.16",
     "keras-hub>=0.32,<0.33",
     "tensorflow-datasets>=4.9,<4.10",
-    "tensorboard>=2.21,<2.22",
+    "tensorboard>=2.20,<2.22",
     "safetensors>=0.4",
     "numpy",
     "pyyaml",
     "jieba>=0.42",
-    "tensorflow-serving-api>=2.19",
+    "tensorflow-serving-api>=2.20,<2.22",
     "ai-edge-litert>=2.0",
     "matplotlib",
 ]
