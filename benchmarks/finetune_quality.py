@@ -50,6 +50,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FIRST_STEP = re.compile(r"^\s*1/(\d+|Unknown)\b")
 _LAST_STEP = re.compile(r"^\s*(\d+)/\1\b")
 _KBERT_SPEED = re.compile(r"\(([0-9.]+) training examples/s")
+_KBERT_PHASES = re.compile(r"^phases \(s\): (.+)$")
+PHASES = ("load", "first_step", "train", "evaluate", "save")
 
 
 def run_timed(command: list[str], log: pathlib.Path) -> dict[str, Any]:
@@ -102,6 +104,7 @@ def run_all(args: argparse.Namespace, work: pathlib.Path, runs: list[dict[str, A
                         "dev_examples": task.dev_rows, "wall_seconds": timed["wall_seconds"],
                         "first_step_seconds": timed["first_step_seconds"],
                         "train_end_seconds": timed["train_end_seconds"],
+                        "phase_seconds": kbert_phases(timed["output"]) if framework == "kbert" else None,
                         "train_examples_per_second": own_speed,
                         "whole_run_examples_per_second": examples * args.epochs / timed["wall_seconds"],
                         "command": " ".join(command),
@@ -113,6 +116,32 @@ def run_all(args: argparse.Namespace, work: pathlib.Path, runs: list[dict[str, A
                     for path in out.iterdir():
                         if path.is_dir():
                             shutil.rmtree(path)
+
+
+def kbert_phases(output: list[str]) -> dict[str, float] | None:
+    """The seconds of each phase from kbert's last `phases (s): load 2.1, first step 4.3, ...` line."""
+    found = [m.group(1) for line in output for m in [_KBERT_PHASES.match(line)] if m]
+    if not found:
+        return None
+    parts = (part.rsplit(" ", 1) for part in found[-1].split(", "))
+    return {name.replace(" ", "_"): float(value) for name, value in parts}
+
+
+def phase_table(runs: list[dict[str, Any]]) -> str:
+    """Markdown: kbert's own phases per task and size (mean over seeds), and the rest of the process
+    (wall time less the phases: imports, argument parsing, reading the rows, the interpreter's exit)."""
+    lines = ["| task | train size | " + " | ".join(p.replace("_", " ") + " s" for p in PHASES)
+             + " | rest of the process s | wall s |", "|---|---|" + "---:|" * (len(PHASES) + 2)]
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for run in runs:
+        if run["framework"] == "kbert" and run.get("phase_seconds"):
+            groups.setdefault((run["task"], run["size"]), []).append(run)
+    for (task, size), items in groups.items():
+        mean = {p: sum(r["phase_seconds"].get(p, 0.0) for r in items) / len(items) for p in PHASES}
+        wall = sum(r["wall_seconds"] for r in items) / len(items)
+        lines.append(f"| {task} | {size} | " + " | ".join(f"{mean[p]:.1f}" for p in PHASES)
+                     + f" | {wall - sum(mean.values()):.1f} | {wall:.1f} |")
+    return "\n".join(lines) + "\n"
 
 
 def _program_speed(framework: str, out: pathlib.Path, output: list[str]) -> float | None:
@@ -212,6 +241,10 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
             "Goal: reference / kbert >= 1.3.",
             "",
             wall_time_table(runs),
+            "kbert's phases as it prints them (`phases (s): ...`, mean over seeds; save runs before "
+            "evaluate):",
+            "",
+            phase_table(runs),
             "Scores of the same runs (points; no accuracy traded for speed):",
             "",
             quality_table(runs, METRICS),
