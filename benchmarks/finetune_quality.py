@@ -16,8 +16,9 @@ Each task runs at every training size and seed; the table shows mean ± std (min
 goal (`benchmarks.seed_spread`); with more than 3 seeds a side, `benchmarks.goal_odds` reads the same
 JSON and says how often a 3-seed table would meet the goals. `--wall-time` writes the wall-time table
 first (whole process, reference / kbert ratio, examples/s, and the phases read from the timestamped
-progress lines: start to the first optimizer step, training, saving + evaluation), then the same runs'
-scores.
+progress lines: start to the first optimizer step, training, saving + evaluation), kbert's own phases
+as `kbert finetune` prints them (load, first step, train, evaluate, save, and the rest of the process:
+imports and exit), then the same runs' scores.
 
     python -m benchmarks.finetune_quality --tasks sst2,pairs,conll --sizes 500 1000 2000 4000 8000 \
         --conll-sizes 1000 5000 --seeds 0 1 2 --json runs.json --resume
@@ -178,6 +179,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--warmup-ratio", type=float, default=0.1)
     parser.add_argument("--init", help="pretrained checkpoint directory (default: all-MiniLM-L6-v2)")
+    parser.add_argument("--goal", type=float, default=1.3,
+                        help="wall-time goal, reference / kbert (issue 45: 1.0 at 500 SST-2 rows, 1.5 at 2,000)")
     parser.add_argument("--wall-time", action="store_true",
                         help="write the wall-time table (whole process, reference / kbert) instead of quality")
     parser.add_argument("--work-dir", help="where runs write (default: a new temporary directory)")
@@ -238,9 +241,9 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
             "time; training ex/s = as each program reports it (kbert: `fit` time; reference: after step 1). "
             "Phases from the output's timestamps: start → first progress line `1/N` (imports, load, "
             "tokenization, first step with tracing) / → last `N/N` (training) / → exit (saving, evaluation). "
-            "Goal: reference / kbert >= 1.3.",
+            f"Goal: reference / kbert >= {args.goal:g}.",
             "",
-            wall_time_table(runs),
+            wall_time_table(runs, goal=args.goal),
             "kbert's phases as it prints them (`phases (s): ...`, mean over seeds; save runs before "
             "evaluate):",
             "",
