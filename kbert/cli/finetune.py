@@ -123,7 +123,7 @@ def task_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbert.training.finetune import FinetuneConfig, finetune
+    from kbert.training.finetune import FinetuneConfig, finetune, format_phases
 
     if args.init is None and args.vocab is None:
         raise UsageError("without --init, --vocab is required (random weights need a vocabulary)")
@@ -135,4 +135,5 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(result["metrics"], indent=2))
     print(f"wrote {result['model_dir']} ({result['train_examples_per_second']:.1f} training examples/s, "
           f"{result['replicas']} replica(s))")
+    print(format_phases(result["phase_seconds"]))
     return 0

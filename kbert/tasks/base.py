@@ -47,6 +47,20 @@ def _text_length(example: Example) -> int:
     return total
 
 
+def inference_function(model: keras.Model, signature: dict[str, tf.TensorSpec]) -> tf.types.experimental.PolymorphicFunction:
+    """`model(x, training=False)` as a tf.function of `signature`, traced once per model and signature.
+
+    Kept on the model, so that every evaluation of it (after each epoch, then at the end) reuses one
+    trace. Traced without AutoGraph: the call has no Python control flow on tensors to convert.
+    """
+    functions = model.__dict__.setdefault("_kbert_inference_functions", {})
+    key = tuple(sorted((name, tuple(spec.shape), spec.dtype.name) for name, spec in signature.items()))
+    if key not in functions:
+        functions[key] = tf.function(lambda x: model(x, training=False), input_signature=[signature],
+                                     autograph=False)
+    return functions[key]
+
+
 @dataclasses.dataclass
 class Task:
     """Base class of the downstream tasks; subclasses are dataclasses of their settings.
@@ -131,7 +145,7 @@ class Task:
         # One trace for every batch: the signature leaves batch and sequence length open (dynamic padding
         # and a short last batch would otherwise retrace, about 1 s each for all-MiniLM-L6-v2 here).
         signature = {k: v for k, v in data.dataset.element_spec.items() if k in MODEL_INPUTS}
-        forward = tf.function(lambda x: model(x, training=False), input_signature=[signature])
+        forward = inference_function(model, signature)
         batches = []
         for step, inputs in enumerate(data.dataset):
             kept = {k: inputs.pop(k).numpy() for k in list(inputs) if k not in MODEL_INPUTS}

@@ -2,8 +2,8 @@
 
 `finetune(task, FinetuneConfig(...))` reads the data through the task (a file or `tfds:NAME[:SPLIT]`),
 builds the task's model on a pretrained (or random) encoder, trains it with `model.fit` on BERT's AdamW +
-linear warmup/decay schedule, writes a model directory (`kbert.save_model`), `DIR/metrics.json` and
-`DIR/history.json` (the loss per epoch).
+linear warmup/decay schedule, writes a model directory (`kbert.save_model`), `DIR/metrics.json`,
+`DIR/history.json` (the loss per epoch) and `DIR/timings.json` (the seconds of each phase of the run).
 `evaluate_model` restores such a directory and scores it on any data source with the same code path, so
 both print the same metrics. Nothing here knows a task kind: the task (`kbert.tasks`) does.
 """
@@ -34,6 +34,8 @@ from kbert.training.xla import (check_fixed_shapes, compile_model, compiles_whol
 
 METRICS_FILE = "metrics.json"
 HISTORY_FILE = "history.json"
+TIMINGS_FILE = "timings.json"
+PHASES = ("load", "first_step", "train", "evaluate", "save")
 
 
 @dataclasses.dataclass
@@ -113,6 +115,27 @@ def _start(config: FinetuneConfig) -> tuple[keras.Model, BertTokenizer]:
     return BertEncoder.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()), tokenizer
 
 
+class _FirstStep(keras.callbacks.Callback):
+    """Notes when `fit` starts and when its first step (or first execution of several steps) ends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.began = self.ended = None
+
+    def on_train_begin(self, logs=None) -> None:
+        self.began = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None) -> None:
+        if self.ended is None:
+            self.ended = time.perf_counter()
+
+
+def format_phases(seconds: dict[str, float]) -> str:
+    """"phases (s): load 2.1, first step 4.3, ..." for `finetune`'s `phase_seconds`, in `PHASES` order."""
+    return "phases (s): " + ", ".join(f"{name.replace('_', ' ')} {seconds[name]:.1f}"
+                                      for name in PHASES if name in seconds)
+
+
 def finetune(task: Task | str, config: FinetuneConfig,
              callbacks: Sequence[keras.callbacks.Callback] = ()) -> dict[str, Any]:
     """Fine-tunes a BERT encoder on a task and writes a model directory with `metrics.json`.
@@ -125,13 +148,18 @@ def finetune(task: Task | str, config: FinetuneConfig,
 
     Returns:
         dict with "metrics" (as written to metrics.json, {} without validation), "train_examples"
-        (windows for QA), "train_seconds", "train_examples_per_second", "model_dir" and "replicas".
+        (windows for QA), "train_seconds", "train_examples_per_second", "model_dir", "replicas" and
+        "phase_seconds": the seconds of each of `PHASES` (also written to DIR/timings.json): "load" (from
+        the call to the start of `fit`: reading the data, the encoder and tokenizer, the pipeline,
+        `compile`), "first_step" (`fit`'s set-up, tracing and the first step), "train" (the other steps),
+        "evaluate" (scoring the validation data; 0 without it) and "save" (the model directory).
 
     Example:
     >>> from kbert.tasks import ClassificationTask
     >>> finetune(ClassificationTask(text_column="sentence"),
     ...          FinetuneConfig(train="train.tsv", validation="dev.tsv", out="out/", init="minilm/"))  # doctest: +SKIP
     """
+    started = time.perf_counter()
     task = get_task(task) if isinstance(task, str) else task
     keras.utils.set_random_seed(config.seed)
     train_examples = task.read_examples(config.train, config.max_train_examples, config.train_articles)
@@ -166,13 +194,17 @@ def finetune(task: Task | str, config: FinetuneConfig,
                           optimizer=create_optimizer(config.learning_rate, steps, int(config.warmup_ratio * steps),
                                                      weight_decay=config.weight_decay))
             patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise
+        first_step = _FirstStep()
         began = time.perf_counter()
         train_data = shard_across_workers(train.dataset, worker_count(distribution))  # examples in memory: by record
         with explain_xla_errors(fixed):
             history = model.fit(train_data.repeat() if fixed else train_data, epochs=config.epochs,
                                 steps_per_epoch=steps_per_epoch, verbose=config.verbose,
-                                callbacks=list(callbacks), shuffle=False)
-        train_seconds = time.perf_counter() - began
+                                callbacks=[first_step, *callbacks], shuffle=False)
+        trained = time.perf_counter()
+        train_seconds = trained - began
+        first_step_end = first_step.ended or trained
+        phases = {"load": began - started, "first_step": first_step_end - began, "train": trained - first_step_end}
         out = pathlib.Path(write_dir(config.out))  # other workers: scratch, removed below
         settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
         save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
@@ -180,17 +212,22 @@ def finetune(task: Task | str, config: FinetuneConfig,
         (out / HISTORY_FILE).write_text(json.dumps(
             {"steps_per_epoch": steps // config.epochs,
              "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n", encoding="utf-8")
+        phases["save"] = time.perf_counter() - trained
+        evaluating = time.perf_counter()
         metrics: dict[str, Any] = {}
         if validation_examples is not None:
             metrics = task.evaluate(model, validation_examples, preprocessor,
                                     batch_size=max(config.batch_size, 64), verbose=config.verbose)
             (out / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        phases["evaluate"] = time.perf_counter() - evaluating
+        phases = {name: phases[name] for name in PHASES}
+        (out / TIMINGS_FILE).write_text(json.dumps({"phase_seconds": phases}, indent=2) + "\n", encoding="utf-8")
     finally:
         set_mixed_precision(previous_policy if previous_policy != "float32" else "none")
         remove_scratch()
     return {"metrics": metrics, "train_examples": train.size, "train_seconds": train_seconds,
             "train_examples_per_second": train.size * config.epochs / train_seconds, "model_dir": str(config.out),
-            "replicas": int(distribution.num_replicas_in_sync)}
+            "replicas": int(distribution.num_replicas_in_sync), "phase_seconds": phases}
 
 
 def evaluate_model(

@@ -251,3 +251,21 @@ def test_paired_head_from_kbert_hands_the_reference_the_head_kbert_drew(tmp_path
     assert heads == [written] and written != str(harness_head)
     with pytest.raises(SystemExit):
         paired.main(["--head-from", "kbert", "--kbert-own", "shuffle"])
+
+
+def test_kbert_phase_line_is_read_back_and_tabled():
+    from benchmarks.finetune_quality import PHASES, kbert_phases, phase_table
+    from kbert.training import finetune
+
+    assert PHASES == finetune.PHASES
+    seconds = {"load": 2.04, "first_step": 4.26, "train": 15.0, "evaluate": 3.95, "save": 0.61}
+    output = ["Epoch 1/1", "wrote out (70.1 training examples/s, 1 replica(s))", finetune.format_phases(seconds)]
+    assert kbert_phases(output) == {"load": 2.0, "first_step": 4.3, "train": 15.0, "evaluate": 4.0, "save": 0.6}
+    assert kbert_phases(["no phases here"]) is None
+    runs = [{"task": "SST-2", "size": 500, "framework": "kbert", "wall_seconds": wall,
+             "phase_seconds": kbert_phases(output)} for wall in (30.0, 32.0)]
+    runs.append({"task": "SST-2", "size": 500, "framework": "reference", "wall_seconds": 20.0, "phase_seconds": None})
+    table = phase_table(runs).splitlines()
+    assert table[0] == ("| task | train size | load s | first step s | train s | evaluate s | save s "
+                        "| rest of the process s | wall s |")
+    assert table[2] == "| SST-2 | 500 | 2.0 | 4.3 | 15.0 | 4.0 | 0.6 | 5.1 | 31.0 |"

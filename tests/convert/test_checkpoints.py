@@ -224,3 +224,36 @@ def test_hf_name_mapping_round_trip():
         assert names.hf_to_google(hf) == (google, transpose)
         assert names.hf_to_google("bert." + hf) == (google, transpose)
     assert names.hf_to_google("embeddings.position_ids") is None
+
+
+@pytest.mark.parametrize("dtype", [None, "mixed_bfloat16"])
+def test_load_pretrained_gives_the_weights_of_building_then_assigning(tmp_path, dtype):
+    """`load_pretrained` builds without random initial values and fills the variables from the checkpoint:
+    every variable (weights and dropout seeds), and the random head built after it, as the old path had."""
+    import keras
+
+    from kbert.models.bert_classifier import BertClassifier
+
+    checkpoints.save_pretrained(tiny_encoder(), tmp_path / "ckpt")
+    config, tensors = checkpoints.read_checkpoint(tmp_path / "ckpt")
+    built = []
+    for load in ("build then assign", "load_pretrained"):
+        keras.utils.set_random_seed(7)
+        if load == "load_pretrained":
+            encoder = kbert.load_pretrained(tmp_path / "ckpt", dtype=dtype)
+        else:
+            encoder = kbert.BertEncoder(**config.to_dict(), dtype=dtype)
+            checkpoints.assign_encoder_weights(encoder, tensors)
+        built.append(BertClassifier(encoder, 3))
+    old, new = built
+    assert [v.path.split("/")[-1] for v in new.variables] == [v.path.split("/")[-1] for v in old.variables]
+    for a, b in zip(old.variables, new.variables):
+        assert a.dtype == b.dtype and np.array_equal(a.numpy(), b.numpy()), a.path
+    for name, array in tensors.items():
+        variable, shape = names.encoder_variables(new.encoder)[name]
+        np.testing.assert_array_equal(np.reshape(variable.numpy(), shape), array)
+    with keras.StatelessScope():  # nothing is left waiting for an initial value
+        pass
+    ids = np.array([[2, 5, 6, 3, 0]], "int32")
+    inputs = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": (ids > 0).astype("int32")}
+    np.testing.assert_array_equal(old(inputs).numpy(), new(inputs).numpy())

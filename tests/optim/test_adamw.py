@@ -180,3 +180,34 @@ def test_row_gradients_of_an_embedding_train_as_dense_ones(name):
         opt_dense.apply_gradients([(tf.math.unsorted_segment_sum(values, rows, 5), dense)])
     np.testing.assert_allclose(sparse.numpy(), dense.numpy(), rtol=1e-6)
     assert not np.allclose(sparse.numpy(), table)
+
+
+def test_step_scalars_are_shared_by_every_variable_of_a_dtype():
+    """The traced update adds the kernel call (and the decay) per variable, not its scalars: the graph grows
+    by the same few ops for each further variable, and the steps equal those of per-variable scalars."""
+
+    def traced_ops(count):
+        variables = [keras.Variable(np.full((3,), i + 1.0, np.float32)) for i in range(count)]
+        optimizer = AdamW(learning_rate=0.1, weight_decay=0.01)
+        optimizer.build(variables)
+        grads = [tf.constant([0.5, -1.0, 2.0]) for _ in variables]
+        function = tf.function(lambda: optimizer.apply(grads, variables))
+        return len(function.get_concrete_function().graph.get_operations())
+
+    per_variable = (traced_ops(12) - traced_ops(4)) / 8
+    assert per_variable <= 10, per_variable  # gradient, decay, kernel, handles; 18 with per-variable scalars
+
+    # The same numbers as a step that computes its scalars for each variable (update_step called alone).
+    variables = [keras.Variable([1.0, -2.0]), keras.Variable([0.5, 3.0])]
+    alone = [keras.Variable(v.numpy()) for v in variables]
+    shared, each = AdamW(learning_rate=0.1), AdamW(learning_rate=0.1)
+    shared.build(variables)
+    each.build(alone)
+    grads = [tf.constant([0.3, -0.7]), tf.constant([1.5, 0.2])]
+    for _ in range(3):
+        shared.apply(grads, variables)
+        for grad, variable in zip(grads, alone):
+            each.update_step(grad, variable, each.learning_rate)
+        each.iterations.assign_add(1)
+    for a, b in zip(variables, alone):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
