@@ -14,7 +14,7 @@ import argparse
 
 from kbert.constants import OBJECTIVES
 from kbert.pretraining_data.corpus import LAYOUTS
-from kbert.pretraining_data.create import MASKINGS, CreatePretrainingDataConfig, create_pretraining_data
+from kbert.pretraining_data.create_config import MASKINGS, CreatePretrainingDataConfig
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
 
 
@@ -63,6 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Creates the pretraining data (errors in the input are printed by `kbert.cli.main`)."""
+    from kbert.pretraining_data.create import create_pretraining_data
+
     fields = {f.name for f in CreatePretrainingDataConfig.__dataclass_fields__.values()}
     config = CreatePretrainingDataConfig(inputs=args.input, **{k: v for k, v in vars(args).items() if k in fields})
     try:
