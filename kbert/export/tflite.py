@@ -94,13 +94,16 @@ def _load_registrar():
     text, framework = importlib.util.find_spec("tensorflow_text"), importlib.util.find_spec("tensorflow")
     if text is None or framework is None or text.origin is None or framework.origin is None:
         raise ImportError("tensorflow-text is not installed")
-    # The extension links against TensorFlow's framework library; Python's `import tensorflow` loads it first.
-    ctypes.CDLL(os.path.join(os.path.dirname(framework.origin), "libtensorflow_framework.so.2"),
-                mode=ctypes.RTLD_GLOBAL)
+    # The extension links against TensorFlow's framework library, found by `import tensorflow` otherwise.
+    # Loaded local (RTLD_GLOBAL would make a later `import tensorflow` in this process crash).
+    ctypes.CDLL(os.path.join(os.path.dirname(framework.origin), "libtensorflow_framework.so.2"))
+    # Under its own name, so that a later `import tensorflow_text` finds it loaded (a second copy crashes).
+    name = "tensorflow_text.core.pybinds.tflite_registrar"
     path = os.path.join(os.path.dirname(text.origin), "core", "pybinds", "tflite_registrar.so")
-    loader = importlib.machinery.ExtensionFileLoader("tflite_registrar", path)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("tflite_registrar", loader))
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
     loader.exec_module(module)
+    sys.modules[name] = module
     return module
 
 
