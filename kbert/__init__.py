@@ -1,22 +1,35 @@
-"""kbert: BERT as a TensorFlow/Keras 3 model package, from pretraining to the phone."""
+"""kbert: BERT as a TensorFlow/Keras 3 model package, from pretraining to the phone.
 
-import os as _os
+The public names below are imported on first use (PEP 562): `import kbert` does not load TensorFlow,
+and `kbert.BertEncoder` loads what it needs. Importing kbert changes no setting of the process.
+"""
 
-# TF's oneDNN kernels are off by default on some CPUs (AMD); they run BERT 1.75x faster there.
-_os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+from kbert.lazy_exports import lazy_exports
+from kbert.version import __version__
 
-from kbert import pretrained  # noqa: E402
-from kbert.config import PRESETS, BertConfig  # noqa: E402
-from kbert.convert.checkpoints import (  # noqa: E402
-    CheckpointError, load_pretrained, load_pretrainer, save_pretrained)
-from kbert.convert.keras_hub_backbone import from_keras_hub, to_keras_hub  # noqa: E402
-from kbert.layers.bert_embeddings import BertEmbeddings  # noqa: E402
-from kbert.models.bert_classifier import BertClassifier  # noqa: E402
-from kbert.models.bert_encoder import BertEncoder  # noqa: E402
-from kbert.models.bert_pretrainer import BertPretrainer  # noqa: E402
-from kbert.models.bert_question_answerer import BertQuestionAnswerer  # noqa: E402
-from kbert.models.bert_token_classifier import BertTokenClassifier  # noqa: E402
-from kbert.text import (  # noqa: E402
-    BertPreprocessor, BertTokenizer, TFLiteBertTokenizer, learn_vocabulary, load_tokenizer)
-from kbert.tasks.model_dir import load_model, save_model  # noqa: E402
-from kbert.version import __version__  # noqa: E402
+_EXPORTS = {
+    "pretrained": "kbert.pretrained",
+    "PRESETS": "kbert.config",
+    "BertConfig": "kbert.config",
+    "CheckpointError": "kbert.convert.checkpoints",
+    "load_pretrained": "kbert.convert.checkpoints",
+    "load_pretrainer": "kbert.convert.checkpoints",
+    "save_pretrained": "kbert.convert.checkpoints",
+    "from_keras_hub": "kbert.convert.keras_hub_backbone",
+    "to_keras_hub": "kbert.convert.keras_hub_backbone",
+    "BertEmbeddings": "kbert.layers.bert_embeddings",
+    "BertClassifier": "kbert.models.bert_classifier",
+    "BertEncoder": "kbert.models.bert_encoder",
+    "BertPretrainer": "kbert.models.bert_pretrainer",
+    "BertQuestionAnswerer": "kbert.models.bert_question_answerer",
+    "BertTokenClassifier": "kbert.models.bert_token_classifier",
+    "BertPreprocessor": "kbert.text.bert_preprocessor",
+    "BertTokenizer": "kbert.text.bert_tokenizer",
+    "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
+    "learn_vocabulary": "kbert.text.vocabulary",
+    "load_tokenizer": "kbert.text.loading",
+    "load_model": "kbert.tasks.model_dir",
+    "save_model": "kbert.tasks.model_dir",
+}
+__all__ = ["__version__", *_EXPORTS]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

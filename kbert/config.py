@@ -12,8 +12,6 @@ import json
 import os
 from typing import Any
 
-from kbert.layers.activations import HIDDEN_ACTIVATIONS
-
 # The two dropout rates: training settings kept in the config, not part of the function the weights compute.
 DROPOUT_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
 
@@ -66,6 +64,8 @@ class BertConfig:
     layer_norm_eps: float = 1e-12
 
     def __post_init__(self) -> None:
+        from kbert.layers.activations import HIDDEN_ACTIVATIONS  # Keras: only once a config is made
+
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size {self.hidden_size} is not divisible by "

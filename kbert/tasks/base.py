@@ -17,6 +17,7 @@ import keras
 import tensorflow as tf
 
 from kbert.tasks.serving import MODEL_INPUTS, ServingInputs
+from kbert.tasks.settings import TaskSettings
 from kbert.text import BertPreprocessor
 
 Example = dict[str, Any]
@@ -62,23 +63,18 @@ def inference_function(model: keras.Model, signature: dict[str, tf.TensorSpec]) 
 
 
 @dataclasses.dataclass
-class Task:
+class Task(TaskSettings):
     """Base class of the downstream tasks; subclasses are dataclasses of their settings.
 
     A subclass's fields are its settings: saved in the model directory's `task.json` and, unless a field
-    says `metadata={"cli": False}`, offered as `kbert finetune COMMAND` flags of the same name.
+    says `metadata={"cli": False}`, offered as `kbert finetune COMMAND` flags of the same name. They are
+    declared in a `TaskSettings` subclass of a module without TensorFlow, which the task class extends.
 
     Args:
         labels: optional list of str. The label vocabulary in id order (tasks with named labels).
     """
 
-    name: ClassVar[str] = ""                 # the name in task.json and the registry
-    command: ClassVar[str | None] = None     # `kbert finetune COMMAND`; None: reached through another task
-    summary: ClassVar[str] = ""              # one line for --help
     model_class: ClassVar[type | None] = None
-    reads_articles: ClassVar[bool] = False   # takes an article range (SQuAD JSON)
-
-    labels: list[str] | None = dataclasses.field(default=None, metadata={"cli": False})
 
     # -- examples and labels -------------------------------------------------------------------------
     def read_examples(self, source: str | os.PathLike, limit: int | None = None,

@@ -14,13 +14,14 @@ from kbert.metrics import classification_metrics, regression_metrics
 from kbert.models.bert_classifier import BertClassifier
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.classification_data import classification_dataset, encode_labels
+from kbert.tasks.classification_settings import ClassificationSettings
 from kbert.tasks.readers.sources import build_label_vocabulary, read_classification, source_label_names
 from kbert.tasks.serving import ServingInputs, sentence_functions
 from kbert.text import BertPreprocessor
 
 
 @dataclasses.dataclass
-class ClassificationTask(Task):
+class ClassificationTask(ClassificationSettings, Task):
     """One text or a text pair -> a class; `BertClassifier` on the pooled `[CLS]` vector.
 
     Args:
@@ -37,23 +38,7 @@ class ClassificationTask(Task):
     'classify'
     """
 
-    name: ClassVar[str] = "classify"
-    command: ClassVar[str | None] = "classify"
-    summary: ClassVar[str] = "one text or a text pair -> a class (or a score)"
     model_class: ClassVar[type] = BertClassifier
-
-    text_column: str | int | None = dataclasses.field(
-        default=None, metadata={"help": "text column: a name or a 0-based number (files: default 'text'; "
-                                        "tfds: its own)"})
-    text_pair_column: str | int | None = dataclasses.field(
-        default=None, metadata={"help": "second text column for sentence pairs (a name or a number)"})
-    label_column: str | int = dataclasses.field(
-        default="label", metadata={"help": "label column: a name or a 0-based number"})
-    header: bool = dataclasses.field(
-        default=True, metadata={"help": "CSV/TSV files start with a header row; --no-header: every line "
-                                        "is data and columns are 0-based numbers (GLUE's raw CoLA)"})
-    regression: bool | None = dataclasses.field(
-        default=None, metadata={"help": "float labels, MSE loss (auto-detected when labels have decimals)"})
 
     def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
         return read_classification(source, text_column=self.text_column, text_pair_column=self.text_pair_column,

@@ -14,6 +14,7 @@ from kbert.metrics import squad_evaluate
 from kbert.models.bert_question_answerer import BertQuestionAnswerer
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.qa_features import build_qa_features
+from kbert.tasks.question_answering_settings import QuestionAnsweringSettings
 from kbert.tasks.readers.sources import read_squad
 from kbert.tasks.serving import STRING, ServingInputs, substrings
 from kbert.tasks.span_decoding import best_spans, decode_answers
@@ -21,7 +22,7 @@ from kbert.text import BertPreprocessor
 
 
 @dataclasses.dataclass
-class QuestionAnsweringTask(Task):
+class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
     """A question and a context -> the answer span; `BertQuestionAnswerer` scores starts and ends.
 
     Long contexts are cut into windows `doc_stride` tokens apart; the answer is the best span over the
@@ -41,19 +42,7 @@ class QuestionAnsweringTask(Task):
     64
     """
 
-    name: ClassVar[str] = "qa"
-    command: ClassVar[str | None] = "qa"
-    summary: ClassVar[str] = "extractive question answering (SQuAD JSON or tfds:squad/...)"
     model_class: ClassVar[type] = BertQuestionAnswerer
-    reads_articles: ClassVar[bool] = True
-
-    doc_stride: int = dataclasses.field(default=128, metadata={"help": "tokens between window starts"})
-    max_query_length: int = dataclasses.field(default=64, metadata={"help": "questions are cut to this many tokens"})
-    max_answer_length: int = dataclasses.field(default=30, metadata={"help": "longest answer in tokens"})
-    null_score_diff_threshold: float = dataclasses.field(default=0.0, metadata={"cli": False})
-    strict_answers: bool = dataclasses.field(default=False, metadata={
-        "help": "stop at the first answer whose answer_start does not point at its text (default: skip "
-                "such answers with a warning)"})
 
     def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
         return read_squad(source, article_range=article_range, strict_answers=self.strict_answers)

@@ -17,6 +17,7 @@ from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.readers.sources import build_label_vocabulary, read_tagging, source_label_names
 from kbert.tasks.serving import STRING, ServingInputs, lookup, named, substrings
 from kbert.tasks.tagging_data import encode_tags, tagging_dataset
+from kbert.tasks.tagging_settings import TaggingSettings
 from kbert.tasks.word_decoding import bio_entities, word_predictions, word_starts, words_from_tokens
 from kbert.text import BertPreprocessor
 
@@ -24,7 +25,7 @@ _IOB_TAG = re.compile(r"^(O|[BIES]-.+)$")
 
 
 @dataclasses.dataclass
-class TaggingTask(Task):
+class TaggingTask(TaggingSettings, Task):
     """A label per word; `BertTokenClassifier` predicts it on each word's first WordPiece.
 
     Args:
@@ -38,15 +39,7 @@ class TaggingTask(Task):
     'pos'
     """
 
-    name: ClassVar[str] = "tag"
-    command: ClassVar[str | None] = "tag"
-    summary: ClassVar[str] = "a label per word (NER, POS) from CoNLL files, tokens/tags TSVs or tfds:conll2003"
     model_class: ClassVar[type] = BertTokenClassifier
-
-    tag_column: str | int = dataclasses.field(default="ner", metadata={"help": "ner, pos, chunk or a column index"})
-    tag_format: str | None = dataclasses.field(default=None, metadata={
-        "help": "conll (a token per line, tags in a column) or spaces (a TSV row per sentence: tokens, tab, "
-                "tags, each separated by spaces); default: detected from the file"})
 
     def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
         return read_tagging(source, tag_column=self.tag_column, tag_format=self.tag_format)

@@ -1,9 +1,14 @@
 """Text preprocessing: BERT tokenizers (TF and TFLite), input packer, tokenizer loading, vocabulary learning."""
 
-from kbert.text.bert_preprocessor import BertPreprocessor
-from kbert.text.bert_tokenizer import BertTokenizer
-from kbert.text.loading import load_tokenizer
-from kbert.text.tflite_bert_tokenizer import TFLiteBertTokenizer
-from kbert.text.vocabulary import learn_vocabulary
+from kbert.lazy_exports import lazy_exports
 
+# name -> module; each is imported on first use (PEP 562), so TensorFlow-free modules of the package load fast.
+_EXPORTS = {
+    "BertPreprocessor": "kbert.text.bert_preprocessor",
+    "BertTokenizer": "kbert.text.bert_tokenizer",
+    "load_tokenizer": "kbert.text.loading",
+    "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
+    "learn_vocabulary": "kbert.text.vocabulary",
+}
 __all__ = ["BertTokenizer", "TFLiteBertTokenizer", "BertPreprocessor", "load_tokenizer", "learn_vocabulary"]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -10,19 +10,32 @@ The drivers are imported from their modules: `kbert.training.finetune` (`finetun
 `evaluate_model`, for any `kbert.tasks` task) and `kbert.training.pretrain`.
 """
 
-from kbert.training.callbacks import (
-    StepCheckpoint, backup_dir, fit_steps, restored_step, training_callbacks,
-)
-from kbert.training.multi_worker import in_multi_worker_mode, patch_model_for_multi_worker
-from kbert.training.optimizers import WEIGHT_DECAY_EXCLUDE, create_optimizer, set_mixed_precision
-from kbert.training.schedules import LinearWarmupLinearDecay
-from kbert.training.strategy import (
-    STRATEGY_NAMES, get_strategy, is_chief, num_workers, read_tf_config, scale_batch_and_lr,
-)
+from kbert.lazy_exports import lazy_exports
 
+# name -> module; each is imported on first use (PEP 562), so TensorFlow-free modules of the package load fast.
+_EXPORTS = {
+    "StepCheckpoint": "kbert.training.callbacks",
+    "backup_dir": "kbert.training.callbacks",
+    "fit_steps": "kbert.training.callbacks",
+    "restored_step": "kbert.training.callbacks",
+    "training_callbacks": "kbert.training.callbacks",
+    "in_multi_worker_mode": "kbert.training.multi_worker",
+    "patch_model_for_multi_worker": "kbert.training.multi_worker",
+    "WEIGHT_DECAY_EXCLUDE": "kbert.training.optimizers",
+    "create_optimizer": "kbert.training.optimizers",
+    "set_mixed_precision": "kbert.training.optimizers",
+    "LinearWarmupLinearDecay": "kbert.training.schedules",
+    "STRATEGY_NAMES": "kbert.training.strategy",
+    "get_strategy": "kbert.training.strategy",
+    "is_chief": "kbert.training.strategy",
+    "num_workers": "kbert.training.strategy",
+    "read_tf_config": "kbert.training.strategy",
+    "scale_batch_and_lr": "kbert.training.strategy",
+}
 __all__ = [
     "LinearWarmupLinearDecay", "STRATEGY_NAMES", "StepCheckpoint", "WEIGHT_DECAY_EXCLUDE",
     "backup_dir", "create_optimizer", "fit_steps", "get_strategy", "in_multi_worker_mode",
     "is_chief", "num_workers", "patch_model_for_multi_worker", "read_tf_config",
     "restored_step", "scale_batch_and_lr", "set_mixed_precision", "training_callbacks",
 ]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

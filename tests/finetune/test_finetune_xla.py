@@ -190,7 +190,8 @@ def test_cli_flags_reach_the_config(tmp_path, tiny_init, monkeypatch):
 
     def fake_finetune(task, config):
         seen.append(config)
-        return {"metrics": {}, "model_dir": config.out, "train_examples_per_second": 1.0, "replicas": 1}
+        return {"metrics": {}, "model_dir": config.out, "train_examples_per_second": 1.0, "replicas": 1,
+                "phase_seconds": dict.fromkeys(("load", "first_step", "train", "evaluate", "save"), 0.0)}
 
     monkeypatch.setattr("kbert.training.finetune.finetune", fake_finetune)
     for command in ("classify", "tag", "qa"):
