@@ -51,5 +51,5 @@ setup(
     packages=find_packages(include=["kbert", "kbert.*"]),
     install_requires=INSTALL_REQUIRES,
     extras_require={"test": TEST_REQUIRES + BEAM_REQUIRES, "beam": BEAM_REQUIRES},
-    entry_points={"console_scripts": ["kbert=kbert.cli.main:main"]},
+    entry_points={"console_scripts": ["kbert=kbert.cli.main:entry_point"]},
 )
