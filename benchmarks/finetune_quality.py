@@ -2,18 +2,18 @@
 
 Every run is a separate process, so TF and torch state never mix and the wall time is the whole job
 (imports, model load, tokenization, tracing, training, saving, evaluation): kbert through its CLI,
-`kbert finetune classify|tag|qa`, the reference through `python -m benchmarks.hf_reference` with the
+`kbert finetune classify|tag|qa`, the reference through `python -m benchmarks.common.hf_reference` with the
 same flags (AdamW, epsilon 1e-6, weight decay 0.01 except biases and LayerNorm, clipping at 1.0,
 dropout 0.1, linear warmup 10% + linear decay, batch 32, dynamic padding), both from all-MiniLM-L6-v2.
 
 Tasks, from ../shared/data: SST-2 (first N training rows, accuracy on dev), a sentence-pair task
-(`benchmarks.pair_task`: SQuAD v1.1 questions with the sentence that holds the answer or another
+(`benchmarks.common.pair_task`: SQuAD v1.1 questions with the sentence that holds the answer or another
 sentence of the article; train on articles 0-39, accuracy on 40-47), CoNLL-2003 NER (first N training
 sentences, entity F1 on test) and SQuAD v1.1 windows (first N questions of articles 0-39, EM/F1 on
 40-47; both sides train on the windows of `build_qa_features`, the reference reads them from a file).
 
 Each task runs at every training size and seed; the table shows mean ± std (min–max) per size and the
-goal (`benchmarks.seed_spread`); with more than 3 seeds a side, `benchmarks.goal_odds` reads the same
+goal (`benchmarks.common.seed_spread`); with more than 3 seeds a side, `benchmarks.studies.goal_odds` reads the same
 JSON and says how often a 3-seed table would meet the goals. `--wall-time` writes the wall-time table
 first (whole process, reference / kbert ratio, examples/s, and the phases read from the timestamped
 progress lines: start to the first optimizer step, training, saving + evaluation), kbert's own phases
@@ -44,8 +44,8 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from benchmarks.finetune_tasks import METRICS, REPO, TASK_NAMES, build_tasks, read_json
-from benchmarks.seed_spread import quality_table, wall_time_table
+from benchmarks.common.finetune_tasks import METRICS, REPO, TASK_NAMES, build_tasks, read_json
+from benchmarks.common.seed_spread import quality_table, wall_time_table
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FIRST_STEP = re.compile(r"^\s*1/(\d+|Unknown)\b")
@@ -211,7 +211,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
     """The markdown section: command, machine, recipe and the quality or wall-time table."""
-    from benchmarks.report import command_line
+    from benchmarks.common.report import command_line
 
     versions = {}
     for module in ("tensorflow", "keras", "torch", "transformers"):
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
     text = report(args, runs)
     print(text)
     if not args.no_write:
-        from benchmarks.report import write_section
+        from benchmarks.common.report import write_section
 
         write_section(args.section, text)
 

@@ -28,12 +28,12 @@ from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
+import keras
+import numpy as np
 
-import kbert  # noqa: E402
-from kbert.optim import create_optimizer  # noqa: E402
-from benchmarks.report import command_line, cpu_name, publish  # noqa: E402
+import kbert
+from kbert.optim import create_optimizer
+from benchmarks.common.report import command_line, cpu_name, publish
 
 BATCH, LENGTH = 32, 64
 

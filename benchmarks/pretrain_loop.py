@@ -25,13 +25,13 @@ import time
 
 import kbert  # sets TF_ENABLE_ONEDNN_OPTS=1; must come before TensorFlow
 
-import keras  # noqa: E402
+import keras
 
-from benchmarks.finetune_quality import run_timed  # noqa: E402
-from benchmarks.finetune_tasks import kbert_command  # noqa: E402
-from benchmarks.pretraining import kbert_runner  # noqa: E402
-from benchmarks.report import command_line, cpu_name, publish  # noqa: E402
-from kbert.pretraining_data.tfrecords import load_pretraining_dataset  # noqa: E402
+from benchmarks.finetune_quality import run_timed
+from benchmarks.common.finetune_tasks import kbert_command
+from benchmarks.pretraining import kbert_runner
+from benchmarks.common.report import command_line, cpu_name, publish
+from kbert.pretraining_data.tfrecords import load_pretraining_dataset
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "data" / "corpora" / "en_gutenberg_nltk" / "austen-emma.txt"

@@ -28,14 +28,14 @@ from unittest import mock
 
 import kbert  # sets TF_ENABLE_ONEDNN_OPTS=1; must come before TensorFlow
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
 
-from benchmarks.report import command_line, cpu_name, publish  # noqa: E402
-from kbert.models import bert_pretrainer  # noqa: E402
-from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec  # noqa: E402
-from kbert.training.optimizers import create_optimizer  # noqa: E402
+from benchmarks.common.report import command_line, cpu_name, publish
+from kbert.models import bert_pretrainer
+from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec
+from kbert.training.optimizers import create_optimizer
 
 VOCAB, CLS, SEP, MASK = 30522, 101, 102, 103
 HF = "HF PyTorch BertForPreTraining"

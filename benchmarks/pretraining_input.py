@@ -20,22 +20,20 @@ import os
 import pathlib
 import random
 import statistics
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import tensorflow as tf  # noqa: E402
+import tensorflow as tf
 
-from benchmarks.report import command_line, cpu_name, write_section  # noqa: E402
-from kbert.cli.main import main as kbert_main  # noqa: E402
-from kbert.pretraining_data.dynamic_masking import DynamicMasker  # noqa: E402
-from kbert.pretraining_data.text_dataset import text_pretraining_dataset  # noqa: E402
-from kbert.pretraining_data.tfrecords import load_pretraining_dataset  # noqa: E402
-from kbert.pretrained import minilm_path  # noqa: E402
-from kbert.text.bert_tokenizer import BertTokenizer, read_vocabulary  # noqa: E402
+from benchmarks.common.report import command_line, cpu_name, write_section
+from kbert.cli.main import main as kbert_main
+from kbert.pretraining_data.dynamic_masking import DynamicMasker
+from kbert.pretraining_data.text_dataset import text_pretraining_dataset
+from kbert.pretraining_data.tfrecords import load_pretraining_dataset
+from kbert.pretrained import minilm_path
+from kbert.text.bert_tokenizer import BertTokenizer, read_vocabulary
 
 CORPORA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora"
 BATCH = 128

@@ -23,15 +23,14 @@ import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-import kbert  # noqa: E402
-from benchmarks.report import command_line, write_section  # noqa: E402
-from kbert.export import export, load_source  # noqa: E402
-from kbert.export import tflite as tflite_lib  # noqa: E402
+import kbert
+from benchmarks.common.report import command_line, write_section
+from kbert.export import export, load_source
+from kbert.export import tflite as tflite_lib
 
 SST2 = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
 

@@ -20,12 +20,12 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import tensorflow as tf  # noqa: E402
+import tensorflow as tf
 
-from benchmarks.report import command_line, write_section  # noqa: E402
-from kbert.data_pipeline import as_written  # noqa: E402
-from kbert.pretrained import minilm_path  # noqa: E402
-from kbert.text import BertPreprocessor, TFLiteBertTokenizer, load_tokenizer  # noqa: E402
+from benchmarks.common.report import command_line, write_section
+from kbert.data_pipeline import as_written
+from kbert.pretrained import minilm_path
+from kbert.text import BertPreprocessor, TFLiteBertTokenizer, load_tokenizer
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -23,8 +23,8 @@ import pathlib
 import statistics
 import time
 
-from benchmarks.finetune_tasks import DATA
-from benchmarks.report import command_line, cpu_name, publish
+from benchmarks.common.finetune_tasks import DATA
+from benchmarks.common.report import command_line, cpu_name, publish
 
 VARIANTS = ("default: dynamic padding, grouped, tf.function", "fixed shapes, tf.function",
             "fixed shapes, XLA (--jit-compile)")

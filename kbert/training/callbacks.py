@@ -282,7 +282,7 @@ class StepClock(keras.callbacks.Callback):
 
     The clock starts at the end of the first batch (so tracing and compiling are left out) and runs to the
     end of the last; the held-out evaluations and checkpoints inside that span count, as they do against
-    a run's time budget. `benchmarks/pretrain_quality.py` sizes a phase's steps to its minutes with it.
+    a run's time budget. `benchmarks/studies/pretrain_quality.py` sizes a phase's steps to its minutes with it.
 
     Args:
         batches_per_step: int. Batches an optimizer step takes (`gradient_accumulation_steps`).

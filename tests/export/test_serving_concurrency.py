@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import kbert
-from benchmarks.serving_load import answer_alone, differences, hammer, make_requests
-from benchmarks.serving_runtimes import SavedModelRuntime, export_model, tiny_encoder
+from tests.export.load_harness import answer_alone, differences, hammer, make_requests
+from tests.export.serving_runtimes import SavedModelRuntime, export_model, tiny_encoder
 from conftest import TINY_VOCAB
 
 SEQ = 16

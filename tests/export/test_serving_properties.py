@@ -2,7 +2,7 @@
 
 The exports are built as a user builds them (`kbert.save_model`, then `kbert export --tflite`), over
 all-MiniLM-L6-v2's vocabulary so CJK, accented and full-width text meets real tokens. The everyday tier
-tries a few hundred inputs; the slow tier runs the 10,000 of `python -m benchmarks.fuzz_export`.
+tries a few hundred inputs; the slow tier runs the 10,000 of `python -m tests.export.fuzz_harness`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import kbert
-from benchmarks import fuzz_export
-from benchmarks.serving_runtimes import SavedModelRuntime, TfliteRuntime, as_batch, export_model, tiny_encoder
+from tests.export import fuzz_harness as fuzz_export
+from tests.export.serving_runtimes import SavedModelRuntime, TfliteRuntime, as_batch, export_model, tiny_encoder
 
 TAG_LABELS = ["O", "B-ANI", "I-ANI", "B-OBJ", "I-OBJ"]
 
@@ -99,7 +99,7 @@ def test_tflite_agrees_with_savedmodel(exports):
 
 @pytest.mark.slow
 def test_tflite_agrees_with_savedmodel_at_volume(exports):
-    """10,000 generated inputs per runtime, as `python -m benchmarks.fuzz_export` runs them."""
+    """10,000 generated inputs per runtime, as `python -m tests.export.fuzz_harness` runs them."""
     report = run_fuzz(exports, 10_000)
     disagreeing = report.mismatched_rows
     assert disagreeing == 0, fuzz_export.markdown(report, 0.0)

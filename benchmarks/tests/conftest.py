@@ -1,0 +1,3 @@
+"""The benchmarks' own tests share the package tests' fixtures (a tiny vocabulary, MiniLM, ../shared/data)."""
+
+from conftest import minilm, shared_data, tiny_vocab_file  # noqa: F401  (tests/ is on pytest's path)
