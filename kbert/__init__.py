@@ -30,6 +30,18 @@ _EXPORTS = {
     "load_tokenizer": "kbert.text.loading",
     "load_model": "kbert.tasks.model_dir",
     "save_model": "kbert.tasks.model_dir",
+    # The Task API: one object per downstream problem, and the loop that fine-tunes any of them.
+    "Task": "kbert.tasks.base",
+    "ClassificationTask": "kbert.tasks.classification",
+    "RegressionTask": "kbert.tasks.classification",
+    "TaggingTask": "kbert.tasks.tagging",
+    "QuestionAnsweringTask": "kbert.tasks.question_answering",
+    "get_task": "kbert.tasks.registry",
+    "FinetuneConfig": "kbert.training.finetune_config",
+    "finetune": "kbert.training.finetune",
+    "evaluate_model": "kbert.training.finetune",
+    "PretrainConfig": "kbert.training.pretrain",
+    "pretrain": "kbert.training.pretrain",
 }
 __all__ = ["__version__", *_EXPORTS]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

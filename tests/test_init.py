@@ -64,7 +64,10 @@ def test_the_public_api_is_unchanged():
         "BertQuestionAnswerer", "BertTokenClassifier", "BertTokenizer", "CheckpointError", "PRESETS",
         "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary", "load_model",
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
-        "to_keras_hub"])
+        "to_keras_hub",
+        # the Task API
+        "Task", "ClassificationTask", "RegressionTask", "TaggingTask", "QuestionAnsweringTask", "get_task",
+        "FinetuneConfig", "finetune", "evaluate_model", "PretrainConfig", "pretrain"])
     from kbert.models.bert_encoder import BertEncoder
 
     assert kbert.BertEncoder is BertEncoder
@@ -78,3 +81,13 @@ def test_unknown_names_and_submodules():
     from kbert.text import normalization
 
     assert normalization.__name__ == "kbert.text.normalization"
+
+
+def test_the_task_api_imports_from_kbert():
+    from kbert import ClassificationTask, FinetuneConfig, QuestionAnsweringTask, TaggingTask, finetune
+    from kbert.tasks.base import Task
+    from kbert.training.finetune import finetune as the_loop
+
+    assert finetune is the_loop
+    assert all(issubclass(task, Task) for task in (ClassificationTask, TaggingTask, QuestionAnsweringTask))
+    assert FinetuneConfig(train="t.tsv", out="o").epochs == 3
