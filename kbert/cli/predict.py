@@ -113,7 +113,10 @@ def _print_precision(export: str) -> None:
     from kbert.precision import bf16_warning
 
     path = f"{export}/assets/kbert_export.json"
-    config = json.loads(tf.io.gfile.GFile(path).read()) if tf.io.gfile.exists(path) else {}
+    config = {}
+    if tf.io.gfile.exists(path):
+        with tf.io.gfile.GFile(path) as f:
+            config = json.loads(f.read())
     precision = config.get("precision", "float32")
     print(f"precision: {precision}", file=sys.stderr)
     message = bf16_warning() if precision == "bfloat16" else None

@@ -120,8 +120,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
         force: replace an existing `out`.
         precision: "float32" or "bfloat16": the SavedModel's encoder computes in this precision (Keras'
             `mixed_bfloat16`, `kbert.export.model_precision`); recorded as `precision` in
-            `assets/kbert_export.json`. TFLite has no bfloat16 kernels, so `model.tflite` stays float32
-            (a `PrecisionWarning` says so), as it does on a CPU without native bfloat16 (another says so).
+            `assets/kbert_export.json`. TFLite has no bfloat16 kernels, so `model.tflite` stays float32;
+            a `PrecisionWarning` says so, and another says when this CPU lacks native bfloat16 (the
+            export is written all the same, for serving elsewhere).
 
     Returns:
         `out` as a path.
