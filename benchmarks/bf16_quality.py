@@ -14,7 +14,8 @@ A tagger needs more than the defaults to tag any entity, and a reader to answer 
 the figures in the change that added this module (dev subsets of 800 inputs):
 
     python -m benchmarks.bf16_quality --tasks sst2 --dev-rows 800
-    python -m benchmarks.bf16_quality --tasks conll --conll-sentences 1500 --epochs 2 --learning-rate 1e-4 --dev-rows 800
+    python -m benchmarks.bf16_quality --tasks conll --conll-sentences 1500 --epochs 2 --learning-rate 1e-4 \\
+        --dev-rows 800
     python -m benchmarks.bf16_quality --tasks squad --squad-articles 2 --epochs 2 --learning-rate 2e-4 --dev-rows 800
 """
 
