@@ -5,7 +5,8 @@
 1. Throughput on real SST-2 dev sentences, same MiniLM weights and texts, batches of 32, interleaved runs:
    kbert's strings-in SavedModel (encoder export, padding to each batch's longest row) vs HF `tokenizers`
    + `transformers` BertModel in PyTorch (padding to the longest, as the HF pipeline does), and the
-   same SavedModel's graph with fixed length 128.
+   same SavedModel's graph with fixed length 128; the bfloat16 export (`--precision bfloat16`) against
+   PyTorch under `torch.autocast("cpu", dtype=torch.bfloat16)`, with the bfloat16 export's agreement.
 2. TFLite float32 and dynamic-range int8 latency per sentence (batch 1) and file sizes.
 3. int8 accuracy change on SST-2 dev: a MiniLM classifier (fine-tuned here briefly with kbert's
    BertClassifier + model.fit unless --model is given), SavedModel vs TFLite float vs TFLite int8.
@@ -31,6 +32,7 @@ import kbert
 from benchmarks.common.report import command_line, write_section
 from kbert.export import export, load_source
 from kbert.export import tflite as tflite_lib
+from kbert.precision import has_native_bf16
 
 SST2 = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
 
@@ -69,6 +71,8 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
     minilm = kbert.pretrained.minilm_path()
     out = export(load_source(minilm, sequence_length=128), workdir / "encoder" / "1")
     fn = tf.saved_model.load(str(out)).signatures["serving_default"]
+    out_bf16 = export(load_source(minilm, sequence_length=128), workdir / "encoder_bf16" / "1", precision="bfloat16")
+    fn_bf16 = tf.saved_model.load(str(out_bf16)).signatures["serving_default"]
     pre = tf.saved_model.load(str(out)).signatures["preprocess"]
     encoder = kbert.load_pretrained(minilm)
     fixed = kbert.BertPreprocessor(kbert.load_tokenizer(minilm), sequence_length=128, padding="fixed")
@@ -90,24 +94,36 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
         with torch.inference_mode():
             return hf_model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).pooler_output
 
+    def hf_bf16(batch):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return hf(batch).float()
+
     data = batches(texts, 32)
     # Same answers first: pooled outputs of kbert's export and PyTorch agree.
     a = fn(text=tf.constant(data[0]))["pooled_output"].numpy()
     b = hf(data[0]).numpy()
     max_diff = float(np.abs(a - b).max())
+    bf16_diff = float(np.abs(fn_bf16(text=tf.constant(data[0]))["pooled_output"].numpy() - a).max())
+    torch_bf16_diff = float(np.abs(hf_bf16(data[0]).numpy() - b).max())
     runners = {
         "kbert SavedModel (strings in, dynamic length)": lambda batch: fn(text=tf.constant(batch)),
+        "kbert SavedModel bfloat16 (--precision bfloat16)": lambda batch: fn_bf16(text=tf.constant(batch)),
         "kbert graph, fixed length 128": lambda batch: fixed_128(tf.constant(batch)),
         "HF tokenizers + PyTorch (dynamic length)": hf,
+        "HF tokenizers + PyTorch, bf16 autocast": hf_bf16,
     }
     best = time_interleaved(runners, data, repeats)
     mean_len = float(np.mean([pre(text=tf.constant([t]))["padding_mask"].numpy().sum() for t in texts[:200]]))
     base = best["HF tokenizers + PyTorch (dynamic length)"]
-    lines = ["| pipeline (MiniLM-L6, batch 32) | sentences/s | vs PyTorch |", "|---|---|---|"]
+    torch_best = min(base, best["HF tokenizers + PyTorch, bf16 autocast"])
+    lines = ["| pipeline (MiniLM-L6, batch 32) | sentences/s | vs PyTorch float32 | vs PyTorch's best |",
+             "|---|---|---|---|"]
     for name, seconds in best.items():
-        lines.append(f"| {name} | {len(texts) / seconds:.0f} | {base / seconds:.2f}x |")
+        lines.append(f"| {name} | {len(texts) / seconds:.0f} | {base / seconds:.2f}x | {torch_best / seconds:.2f}x |")
     note = (f"\n{len(texts)} SST-2 dev sentences (mean {mean_len:.1f} WordPieces with [CLS]/[SEP]), best of "
-            f"{repeats} interleaved passes. Max |pooled_output difference| kbert vs PyTorch: {max_diff:.1e}.")
+            f"{repeats} interleaved passes. Max |pooled_output difference| kbert vs PyTorch: {max_diff:.1e}; "
+            f"bfloat16 vs float32: kbert {bf16_diff:.1e}, PyTorch {torch_bf16_diff:.1e}. CPU "
+            f"{'has' if has_native_bf16() else 'lacks'} native bfloat16 (avx512_bf16 / amx_bf16).")
     return "\n".join(lines) + note, {"max_diff": max_diff}
 
 

@@ -22,14 +22,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sequence-length", type=int, default=None,
                         help="longest packed input (default: the training sequence length; 128 for an encoder)")
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    parser.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                        help="what the SavedModel's encoder computes in: bfloat16 runs the products on AMX or "
+                             "AVX512-BF16 (a warning says when this CPU has neither); model.tflite stays float32 "
+                             "(default: float32)")
 
 
 def run(args: argparse.Namespace) -> int:
     from kbert.export import export
 
     out = export(args.model_dir, args.out, tflite=args.tflite, quantize=args.quantize,
-                 sequence_length=args.sequence_length, force=args.force)
-    print(f"SavedModel written to {out}")
+                 sequence_length=args.sequence_length, force=args.force, precision=args.precision)
+    print(f"SavedModel ({args.precision}) written to {out}")
     if args.tflite:
-        print(f"TFLite written to {out / 'model.tflite'}")
+        print(f"TFLite (float32) written to {out / 'model.tflite'}")
     return 0

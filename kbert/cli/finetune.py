@@ -28,7 +28,8 @@ HELP = {
     "learning_rate": "peak learning rate of AdamW",
     "weight_decay": "AdamW weight decay (not on LayerNorm and biases)",
     "strategy": "tf.distribute strategy: multi_worker reads TF_CONFIG",
-    "mixed_precision": "Keras mixed-precision policy",
+    "mixed_precision": "Keras mixed-precision policy; auto: mixed_bfloat16 on a CPU with AMX or "
+                       "AVX512-BF16, mixed_float16 on a GPU, none (float32) elsewhere",
     "seed": "shuffling and initialisation seed",
     "warmup_ratio": "fraction of steps with linear warmup",
     "dropout": "dropout before the head",
@@ -50,7 +51,7 @@ HELP = {
            "(default: TPU_NAME)",
 }
 CHOICES = {"strategy": ["auto", "one_device", "mirrored", "multi_worker", "tpu"],
-           "mixed_precision": ["none", "mixed_float16", "mixed_bfloat16"]}
+           "mixed_precision": ["none", "mixed_float16", "mixed_bfloat16", "auto"]}
 REQUIRED = ("train", "out")
 # Flags of every task; each task's own come from its fields.
 TASK_ONLY = ("train_articles", "validation_articles")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import sys
 from typing import Any, Iterator
 
 import numpy as np
@@ -82,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         # Signature inputs in call order: question before context, text before text_pair.
         names.sort(key=lambda n: INPUT_KEYS.index(n) if n in INPUT_KEYS else 9)
         rows = read_inputs(args, names)
+        print("precision: float32 (TFLite)", file=sys.stderr)
         outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, args.signature)
     else:
         import tensorflow as tf
@@ -90,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if not (args.export / "saved_model.pb").is_file():
             raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")
         loaded = tf.saved_model.load(str(args.export))
+        _print_precision(str(args.export))
         _check_signature(args.signature, loaded.signatures)
         fn = loaded.signatures[args.signature]
         names = sorted(fn.structured_input_signature[1], key=lambda n: INPUT_KEYS.index(n)
@@ -100,6 +103,25 @@ def run(args: argparse.Namespace) -> int:
     for row in rows_of(outputs, len(rows)):
         print(json.dumps(row, ensure_ascii=False, sort_keys=True))
     return 0
+
+
+def _print_precision(export: str) -> None:
+    """Prints the export's precision (its config file's `precision`; float32 before it was recorded) on
+    stderr, and the warning when it is bfloat16 and this CPU has no native bfloat16."""
+    import tensorflow as tf
+
+    from kbert.precision import bf16_warning
+
+    path = f"{export}/assets/kbert_export.json"
+    config = {}
+    if tf.io.gfile.exists(path):
+        with tf.io.gfile.GFile(path) as f:
+            config = json.loads(f.read())
+    precision = config.get("precision", "float32")
+    print(f"precision: {precision}", file=sys.stderr)
+    message = bf16_warning() if precision == "bfloat16" else None
+    if message:
+        print(f"warning: {message}", file=sys.stderr)
 
 
 def _check_signature(name: str, signatures: Any) -> None:

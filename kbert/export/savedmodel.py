@@ -17,6 +17,7 @@ import os
 import pathlib
 import shutil
 import tempfile
+import warnings
 from typing import Any
 
 import keras
@@ -24,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.export.serving_module import ServingModule
+from kbert.precision import PrecisionWarning, bf16_warning, check_precision
 from kbert.text import BertTokenizer
 
 WARMUP_FILE = "tf_serving_warmup_requests"
@@ -106,7 +108,7 @@ def build_module(source: ExportSource, tokenizer: BertTokenizer | None = None) -
 
 def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,
            quantize: str = "none", sequence_length: int | None = None, force: bool = False,
-           _before_rename=None) -> pathlib.Path:
+           precision: str = "float32", _before_rename=None) -> pathlib.Path:
     """Writes the SavedModel (and optionally `model.tflite` inside it) atomically at `out`.
 
     Args:
@@ -116,6 +118,11 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
         quantize: "none", "dynamic" (int8 weights) or "float16", for the TFLite file.
         sequence_length: overrides the packing length.
         force: replace an existing `out`.
+        precision: "float32" or "bfloat16": the SavedModel's encoder computes in this precision (Keras'
+            `mixed_bfloat16`, `kbert.export.model_precision`); recorded as `precision` in
+            `assets/kbert_export.json`. TFLite has no bfloat16 kernels, so `model.tflite` stays float32;
+            a `PrecisionWarning` says so, and another says when this CPU lacks native bfloat16 (the
+            export is written all the same, for serving elsewhere).
 
     Returns:
         `out` as a path.
@@ -127,6 +134,7 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
 
     if quantize not in tflite_lib.QUANTIZE_MODES:
         raise ValueError(f"quantize must be one of {tflite_lib.QUANTIZE_MODES}, got {quantize!r}")
+    check_precision(precision)
     if not isinstance(source, ExportSource):
         source = load_source(source, sequence_length)
     elif sequence_length:
@@ -138,10 +146,11 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     # Hidden and non-numeric: TF Serving only loads directories named by an integer.
     tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        module = build_module(source)
-        write_saved_model(module, source, tmp)
+        module = build_module(_in_precision(source, precision, tflite))
+        write_saved_model(module, source, tmp, precision=precision)
         if tflite:
-            (tmp / TFLITE_FILE).write_bytes(tflite_lib.convert(source, quantize=quantize))
+            float32 = _in_precision(source, "float32", tflite=False)
+            (tmp / TFLITE_FILE).write_bytes(tflite_lib.convert(float32, quantize=quantize))
         if _before_rename is not None:
             _before_rename(tmp)
         if out.exists():
@@ -153,15 +162,34 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     return out
 
 
-def write_saved_model(module: ServingModule, source: ExportSource, directory: pathlib.Path) -> None:
-    """Saves `module` with its assets into an empty `directory`, then writes the warmup records."""
+def _in_precision(source: ExportSource, precision: str, tflite: bool) -> ExportSource:
+    """`source` with its model in `precision`, warning where bfloat16 is slow here or not in TFLite."""
+    from kbert.export.model_precision import with_precision
+
+    if precision == "float32":  # a model trained under mixed_bfloat16 is exported in float32 too
+        return dataclasses.replace(source, model=with_precision(source.model, precision))
+    message = bf16_warning()
+    if message:
+        warnings.warn(message, PrecisionWarning, stacklevel=3)
+    if tflite:
+        warnings.warn("TFLite has no bfloat16 kernels: model.tflite is exported in float32; only the SavedModel "
+                      "computes in bfloat16", PrecisionWarning, stacklevel=3)
+    return dataclasses.replace(source, model=with_precision(source.model, precision))
+
+
+def write_saved_model(module: ServingModule, source: ExportSource, directory: pathlib.Path,
+                      precision: str = "float32") -> None:
+    """Saves `module` with its assets into an empty `directory`, then writes the warmup records.
+
+    `precision` ("float32" or "bfloat16", what `module`'s model computes in) goes into the export's
+    config file."""
     with tempfile.TemporaryDirectory() as staging:
         staging = pathlib.Path(staging)
         (staging / "vocab.txt").write_text("\n".join(source.tokenizer.get_vocabulary()) + "\n", encoding="utf-8")
         (staging / "labels.txt").write_text("".join(f"{x}\n" for x in source.labels or []), encoding="utf-8")
         config = {"task": source.task, "labels": source.labels, "sequence_length": source.sequence_length,
                   "truncate": source.truncate, "pair": source.pair, "lowercase": source.tokenizer.lowercase,
-                  "signatures": sorted(module.signatures())}
+                  "signatures": sorted(module.signatures()), "precision": precision}
         (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         # Tracked assets are copied into directory/assets and referenced relatively.
         module.assets = [tf.saved_model.Asset(str(staging / name))

@@ -147,7 +147,8 @@ class BertEncoder(keras.Model):
             **self.bert_config.to_dict(),
             "name": self.name,
             "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            # The layers' policy: a functional model's own stays float32 whatever `dtype` it was given.
+            "dtype": keras.dtype_policies.serialize(self.embeddings.dtype_policy),
         }
 
     def probe(self, inputs: dict, training: bool = False) -> dict:

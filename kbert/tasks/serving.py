@@ -47,7 +47,9 @@ class ServingInputs:
 
         @tf.function(input_signature=[{name: spec for name in MODEL_INPUTS}])
         def run(inputs):
-            return model(inputs, training=False)
+            # A bfloat16 model's float outputs (an encoder's embeddings) leave as float32.
+            return tf.nest.map_structure(lambda t: tf.cast(t, tf.float32) if t.dtype.is_floating else t,
+                                         model(inputs, training=False))
 
         self._run = run
 

@@ -28,8 +28,9 @@ class FinetuneConfig:
             over `warmup_ratio` of the steps, then linear decay to 0; gradients clipped at 1).
             `batch_size` is the global batch, split over the replicas.
         dropout: head dropout. feature_based: freeze the encoder, train the head only.
-        strategy: `kbert.training.strategy.get_strategy` name. mixed_precision: "none", "mixed_float16" or
-            "mixed_bfloat16" (the previous policy is restored afterwards).
+        strategy: `kbert.training.strategy.get_strategy` name. mixed_precision: "none", "mixed_float16",
+            "mixed_bfloat16" or "auto" (`kbert.precision.resolve_mixed_precision`); the previous policy is
+            restored afterwards.
         max_train_examples, max_validation_examples: keep only the first N examples.
         group_by_length: batch training examples of similar length together (each run of 16 shuffled
             batches sorted by token count, `kbert.data_pipeline.index_batches`; for classification, each

@@ -6,15 +6,17 @@ so that every model's `compile()` default and the training entry points use the 
 
 from __future__ import annotations
 
+import sys
 from typing import Literal
 
 import keras
 
 from kbert.optim.defaults import WEIGHT_DECAY_EXCLUDE, create_optimizer
+from kbert.precision import MIXED_PRECISIONS, resolve_mixed_precision
 
 __all__ = ["WEIGHT_DECAY_EXCLUDE", "create_optimizer", "set_mixed_precision"]
 
-MixedPrecision = Literal["none", "mixed_float16", "mixed_bfloat16"]
+MixedPrecision = Literal["none", "mixed_float16", "mixed_bfloat16", "auto"]
 _POLICIES = {"none": "float32", "float32": "float32", "mixed_float16": "mixed_float16",
              "mixed_bfloat16": "mixed_bfloat16"}
 
@@ -26,8 +28,11 @@ def set_mixed_precision(policy: MixedPrecision | str = "none") -> str:
     `compile`) wrap the optimizer in a `LossScaleOptimizer` when this policy is active. Call it before
     building the model and the optimizer; `set_mixed_precision("none")` restores float32.
 
+    `"auto"` picks `"mixed_float16"` when TensorFlow sees a GPU, `"mixed_bfloat16"` on a CPU with AMX or
+    AVX512-BF16, and float32 elsewhere (`kbert.precision.resolve_mixed_precision`), and says which on stderr.
+
     Args:
-        policy: str. `"none"` (float32), `"mixed_float16"` or `"mixed_bfloat16"`.
+        policy: str. `"none"` (float32), `"mixed_float16"`, `"mixed_bfloat16"` or `"auto"`.
 
     Returns:
         The name of the Keras dtype policy now in force.
@@ -38,9 +43,13 @@ def set_mixed_precision(policy: MixedPrecision | str = "none") -> str:
     >>> set_mixed_precision("none")
     'float32'
     """
+    if policy == "auto":
+        import tensorflow as tf
+
+        gpu = bool(tf.config.list_physical_devices("GPU"))
+        policy = resolve_mixed_precision("auto", gpu=gpu)
+        print(f"mixed precision auto: {policy} ({'GPU' if gpu else 'CPU'})", file=sys.stderr)
     if policy not in _POLICIES:
-        raise ValueError(
-            f"mixed precision must be one of 'none', 'mixed_float16', 'mixed_bfloat16'; got {policy!r}"
-        )
+        raise ValueError(f"mixed precision must be one of {', '.join(MIXED_PRECISIONS)}; got {policy!r}")
     keras.config.set_dtype_policy(_POLICIES[policy])
     return keras.config.dtype_policy().name

@@ -93,3 +93,25 @@ def test_encoder_checkpoint_export_and_size(tmp_path):
     pre = kbert.BertPreprocessor(kbert.BertTokenizer(list(TINY_VOCAB)), sequence_length=32)
     x = {k: tf.cast(v, tf.int32) for k, v in pre(["the cat sat", "dog"]).items()}
     np.testing.assert_allclose(got["pooled_output"].numpy(), enc(x)["pooled_output"].numpy(), atol=1e-5)
+
+
+def test_cli_bfloat16_export_and_predict_say_their_precision(model_dir, tmp_path, capsys, monkeypatch):
+    from kbert import precision
+
+    out = tmp_path / "bf16"
+    assert main(["export", str(model_dir), "--out", str(out), "--precision", "bfloat16"]) == 0
+    assert "SavedModel (bfloat16)" in capsys.readouterr().out
+    assert json.loads((out / "assets" / "kbert_export.json").read_text())["precision"] == "bfloat16"
+    # A CPU without native bfloat16: predict still answers, and says how slow it is.
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx2"}))
+    assert main(["predict", str(out), "the good cat", "a bad dog"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(x) for x in captured.out.splitlines()]
+    assert len(lines) == 2 and all(abs(sum(r["probabilities"]) - 1) < 1e-5 for r in lines)
+    assert "precision: bfloat16" in captured.err and "no native bfloat16" in captured.err
+    assert "slower than float32" in captured.err
+    with pytest.warns(precision.PrecisionWarning, match="no native bfloat16"):
+        assert main(["export", str(model_dir), "--out", str(tmp_path / "again"), "--precision", "bfloat16"]) == 0
+    with pytest.raises(SystemExit):  # argparse names the choices
+        main(["export", str(model_dir), "--out", str(tmp_path / "x"), "--precision", "float16"])
+    assert "choose from 'float32', 'bfloat16'" in capsys.readouterr().err

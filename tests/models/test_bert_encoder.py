@@ -100,6 +100,8 @@ def test_mixed_precision_policy():
     out = encoder(tiny_inputs())
     assert out["sequence_output"].dtype == "bfloat16"
     assert encoder.weights[0].dtype == "float32"
+    rebuilt = kbert.BertEncoder.from_config(encoder.get_config())  # the policy survives a save
+    assert rebuilt(tiny_inputs())["sequence_output"].dtype == "bfloat16"
 
 
 def test_rejects_bad_config():

@@ -216,3 +216,14 @@ def test_optimizer_uses_bert_schedule():
     assert isinstance(optimizer._learning_rate, LinearWarmupLinearDecay)
     assert optimizer.global_clipnorm == 1.0 and optimizer.clipnorm is None
     assert optimizer.epsilon == 1e-6 and optimizer.weight_decay == 0.01
+
+
+def test_auto_mixed_precision_follows_this_machine(restore_float32, capsys):
+    from kbert.precision import resolve_mixed_precision
+
+    gpu = bool(tf.config.list_physical_devices("GPU"))
+    want = {"none": "float32"}.get(resolve_mixed_precision("auto", gpu=gpu), resolve_mixed_precision("auto", gpu=gpu))
+    assert set_mixed_precision("auto") == want
+    assert f"mixed precision auto: {want if want != 'float32' else 'none'}" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="auto"):
+        set_mixed_precision("bfloat16")

@@ -1,0 +1,71 @@
+"""`kbert.precision`: bfloat16 detection from CPU flags, `auto` resolution, the warning; no TensorFlow."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+from kbert import precision
+
+SAPPHIRE_RAPIDS = {"avx512f", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8"}
+ZEN4 = {"avx512f", "avx512bw", "avx512_bf16"}
+SKYLAKE = {"avx2", "avx512f", "avx512bw"}
+HASWELL = {"sse4_2", "avx", "avx2", "fma"}
+
+
+@pytest.mark.parametrize("flags, machine, native", [
+    (SAPPHIRE_RAPIDS, "x86_64", True),
+    (ZEN4, "x86_64", True),
+    ({"amx_bf16"}, "AMD64", True),
+    (SKYLAKE, "x86_64", False),
+    (HASWELL, "x86_64", False),
+    (set(), "x86_64", False),
+    ({"fp", "asimd", "bf16"}, "aarch64", False),  # not x86: TensorFlow's bf16 here is not oneDNN's AMX path
+    (ZEN4, "arm64", False),
+])
+def test_has_native_bf16(flags, machine, native):
+    assert precision.has_native_bf16(flags, machine=machine) is native
+
+
+def test_warning_only_without_native_bf16():
+    assert precision.bf16_warning(SAPPHIRE_RAPIDS, machine="x86_64") is None
+    message = precision.bf16_warning(HASWELL, machine="x86_64")
+    assert "no native bfloat16" in message and "slower than float32" in message and "x86_64" in message
+    assert "aarch64" in precision.bf16_warning({"bf16"}, machine="aarch64")
+
+
+@pytest.mark.parametrize("policy, gpu, flags, want", [
+    ("auto", False, SAPPHIRE_RAPIDS, "mixed_bfloat16"),
+    ("auto", False, ZEN4, "mixed_bfloat16"),
+    ("auto", False, HASWELL, "none"),
+    ("auto", True, HASWELL, "mixed_float16"),
+    ("auto", True, SAPPHIRE_RAPIDS, "mixed_float16"),  # a GPU trains in float16 whatever its host CPU
+    ("none", False, SAPPHIRE_RAPIDS, "none"),
+    ("float32", False, SAPPHIRE_RAPIDS, "none"),
+    ("mixed_bfloat16", False, HASWELL, "mixed_bfloat16"),  # asked for explicitly: kept
+])
+def test_resolve_mixed_precision(policy, gpu, flags, want):
+    assert precision.resolve_mixed_precision(policy, gpu=gpu, flags=flags, machine="x86_64") == want
+
+
+def test_bad_names_are_refused_with_the_choices():
+    with pytest.raises(ValueError, match="none, mixed_float16, mixed_bfloat16, auto"):
+        precision.resolve_mixed_precision("bf16")
+    with pytest.raises(ValueError, match="float32, bfloat16"):
+        precision.check_precision("float16")
+
+
+def test_cpu_flags_reads_this_machine():
+    flags = precision.cpu_flags()
+    assert isinstance(flags, frozenset)
+    if pathlib.Path("/proc/cpuinfo").is_file() and "flags" in pathlib.Path("/proc/cpuinfo").read_text():
+        assert flags  # a Linux x86 machine lists its flags
+
+
+def test_module_imports_only_the_standard_library():
+    tree = ast.parse(pathlib.Path(precision.__file__).read_text(encoding="utf-8"))
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert names <= {"__future__", "functools", "platform", "typing"}
