@@ -16,6 +16,8 @@ import os
 import warnings
 from collections.abc import Iterator
 
+from kbert import file_io
+
 ENCODING_ERRORS = ("strict", "replace", "ignore")
 DEFAULT_ENCODING_ERRORS = "replace"
 
@@ -56,7 +58,7 @@ def read_lines(path: str | os.PathLike, encoding_errors: str = DEFAULT_ENCODING_
     """
     check_encoding_errors(encoding_errors)
     repaired = 0
-    with open(path, "rb") as handle:
+    with file_io.open_file(path, "rb") as handle:
         for line_number, raw in enumerate(handle, start=1):
             try:
                 line = raw.decode("utf-8")

@@ -14,12 +14,12 @@ import dataclasses
 import json
 import math
 import os
-import pathlib
 import time
 from typing import Any, Sequence
 
 import keras
 
+from kbert import file_io
 from kbert.convert.checkpoints import load_pretrained, read_config
 from kbert.models.bert_encoder import BertEncoder
 from kbert.tasks import Task, get_task, load_model, save_model
@@ -92,7 +92,7 @@ def _start(config: FinetuneConfig) -> tuple[keras.Model, BertTokenizer]:
     if config.vocab is None:
         raise ValueError("training from random weights (no init directory) needs a vocabulary file (--vocab)")
     tokenizer = load_tokenizer(config.vocab)
-    if pathlib.Path(config.preset).is_dir():  # a checkpoint's architecture, with fresh weights
+    if file_io.isdir(config.preset):  # a checkpoint's architecture, with fresh weights
         fields = {**read_config(config.preset).to_dict(), "vocab_size": tokenizer.vocabulary_size()}
         return BertEncoder(**fields), tokenizer
     return BertEncoder.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()), tokenizer
@@ -147,18 +147,18 @@ def finetune(task: Task | str, config: FinetuneConfig,
         history = model.fit(train.dataset, epochs=config.epochs, verbose=config.verbose, callbacks=list(callbacks),
                             shuffle=False)
         train_seconds = time.perf_counter() - began
-        out = pathlib.Path(config.out)
+        out = file_io.fspath(config.out)
         settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
         save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
                    truncate=preprocessor.truncate, **settings)
-        (out / HISTORY_FILE).write_text(json.dumps(
+        file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
             {"steps_per_epoch": steps // config.epochs,
-             "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n", encoding="utf-8")
+             "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")
         metrics: dict[str, Any] = {}
         if validation_examples is not None:
             metrics = task.evaluate(model, validation_examples, preprocessor,
                                     batch_size=max(config.batch_size, 64), verbose=config.verbose)
-            (out / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+            file_io.write_json(file_io.join(out, METRICS_FILE), metrics)
     finally:
         set_mixed_precision(previous_policy if previous_policy != "float32" else "none")
     return {"metrics": metrics, "train_examples": train.size, "train_seconds": train_seconds,
