@@ -155,8 +155,8 @@ def _write_framed(file, data: bytes) -> None:
 
 
 def _read_framed(path: str | os.PathLike) -> list[bytes]:
-    """The records of a bucket file written by `_write_framed`."""
-    data, out, offset = file_io.read_bytes(path), [], 0
+    """The records of a bucket file written by `_write_framed` (a GFile no record went to is never created)."""
+    data, out, offset = file_io.read_bytes(path) if file_io.exists(path) else b"", [], 0
     while offset < len(data):
         (size,) = struct.unpack_from("<Q", data, offset)
         out.append(data[offset + 8: offset + 8 + size])
