@@ -141,7 +141,7 @@ def glob(pattern: PathLike) -> list[str]:
             path = join(directory, name.rstrip("/"))
             if not root:
                 path = os.path.relpath(path, ".")
-            if regex.match(path):
+            if regex.match(path) and gfile.exists(path):  # exists: not a ram:// phantom (see rmtree)
                 found.append(path)
     return sorted(set(found))
 
@@ -210,7 +210,12 @@ def rmtree(path: PathLike) -> None:
     """Deletes a directory and everything in it; a missing one is fine."""
     path = fspath(path)
     if gfile.exists(path):
-        gfile.rmtree(path)
+        try:
+            gfile.rmtree(path)
+        except tf.errors.NotFoundError:
+            # ram:// lists "a.b/c" inside "a" as ".b/c" too, fails to delete that, and has deleted the rest.
+            if gfile.exists(path):
+                raise
 
 
 def copy(src: PathLike, dst: PathLike, overwrite: bool = True) -> None:
@@ -263,8 +268,9 @@ def move_dir(src: PathLike, dst: PathLike) -> None:
         for name in subdirs:
             gfile.makedirs(join(target, name.rstrip("/")))
         for name in files:
-            gfile.rename(join(directory, name), join(target, name), overwrite=True)
-    gfile.rmtree(src)
+            if gfile.exists(join(directory, name)):  # not one of ram://'s phantom ".extra" entries (see rmtree)
+                gfile.rename(join(directory, name), join(target, name), overwrite=True)
+    rmtree(src)
 
 
 def load_keras_model(path: PathLike, compile: bool = True):
