@@ -89,3 +89,12 @@ def test_keras_model_loads_from_ram_without_a_local_copy(root, tmp_path, monkeyp
     loaded = file_io.load_keras_model(f"{root}/m.keras", compile=False)
     x = np.ones((1, 3), np.float32)
     np.testing.assert_array_equal(loaded(x), model(x))
+
+
+def test_iter_lines_across_chunk_boundaries(root):
+    text = b"ab\ncd\r\n\nlast"
+    file_io.write_bytes(f"{root}/lines.txt", text)
+    for chunk_size in (1, 2, 3, 100):
+        assert list(file_io.iter_lines(f"{root}/lines.txt", chunk_size)) == [b"ab\n", b"cd\r\n", b"\n", b"last"]
+    file_io.write_bytes(f"{root}/empty.txt", b"")
+    assert list(file_io.iter_lines(f"{root}/empty.txt")) == []
