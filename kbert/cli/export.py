@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("model_dir",
                         help="kbert model directory (task.json) or an encoder checkpoint (kbert, HF, Google)")
-    parser.add_argument("--out", required=True, help="export directory to create (a path or URL, e.g. gs://...)")
+    parser.add_argument("--out", required=True, help="export directory to create")
     parser.add_argument("--tflite", action="store_true", help="also write OUT/model.tflite (LiteRT)")
     parser.add_argument("--quantize", choices=["none", "dynamic", "float16"], default="none",
                         help="TFLite weights: float32, dynamic-range int8, or float16 (default: none)")
