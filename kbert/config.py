@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.layers.activations import HIDDEN_ACTIVATIONS
 
 # The two dropout rates: training settings kept in the config, not part of the function the weights compute.

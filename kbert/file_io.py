@@ -10,7 +10,7 @@ Object stores have no real directories: `write_bytes` and `write_text` create th
 rename is not one atomic step (everywhere but the local disk).
 
 Example:
-    >>> from kbert import file_io
+    >>> import kbert.file_io as file_io
     >>> file_io.write_text("ram://kbert-doc/a/b.txt", "hello\\n")
     >>> file_io.read_text("ram://kbert-doc/a/b.txt")
     'hello\\n'

@@ -7,7 +7,7 @@ import uuid
 import numpy as np
 import pytest
 
-from kbert import file_io
+import kbert.file_io as file_io
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbert import file_io
+    import kbert.file_io as file_io
     from kbert.convert import checkpoints
 
     source, out = args.source, args.out

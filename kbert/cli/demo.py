@@ -40,7 +40,7 @@ def finetune_and_export(out: str, args: argparse.Namespace) -> dict:
     import tensorflow as tf
 
     import kbert
-    from kbert import file_io
+    import kbert.file_io as file_io
     from kbert.export import savedmodel, tflite
     from kbert.tasks.classification_data import classification_dataset
     from kbert.tasks.readers.sentiment_demo import LABELS, sentiment_examples
@@ -102,7 +102,7 @@ def pretrain_from_scratch(out: str, steps: int) -> dict:
     from pydoc_data.topics import topics
 
     import kbert
-    from kbert import file_io
+    import kbert.file_io as file_io
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data, split_sentences
     from kbert.training.pretrain import PretrainConfig, pretrain
 
@@ -133,7 +133,7 @@ def pretrain_from_scratch(out: str, steps: int) -> dict:
 
 def _size(path: str) -> str:
     """The SavedModel's size: every file of the export except the TFLite model stored beside it."""
-    from kbert import file_io
+    import kbert.file_io as file_io
 
     files = [file_io.join(directory, name) for directory, _, names in file_io.gfile.walk(path) for name in names
              if not name.endswith(".tflite")]
@@ -141,7 +141,7 @@ def _size(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbert import file_io
+    import kbert.file_io as file_io
 
     out = os.path.abspath(args.out) if file_io.is_local(args.out) else args.out
     file_io.makedirs(out)

@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kbert import file_io
+    import kbert.file_io as file_io
     from kbert.export import export
 
     out = export(args.model_dir, args.out, tflite=args.tflite, quantize=args.quantize,

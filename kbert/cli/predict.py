@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     if args.input is not None:
-        from kbert import file_io
+        import kbert.file_io as file_io
         from kbert.tasks.readers.local_files import jsonl_rows
 
         if not file_io.isfile(args.input):
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the ops the export uses)
 
-        from kbert import file_io
+        import kbert.file_io as file_io
 
         if not file_io.isfile(file_io.join(args.export, "saved_model.pb")):
             raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")

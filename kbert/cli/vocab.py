@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Learns the vocabulary and writes it, one token a line."""
-    from kbert import file_io
+    import kbert.file_io as file_io
     from kbert.text.vocabulary import learn_vocabulary
 
     vocab = learn_vocabulary(

@@ -18,7 +18,7 @@ import zipfile
 import numpy as np
 import safetensors.numpy
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS, BertConfig
 from kbert.convert import names
 from kbert.models.bert_encoder import BertEncoder

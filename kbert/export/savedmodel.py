@@ -22,7 +22,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.export.serving_module import ServingModule
 from kbert.text import BertTokenizer
 

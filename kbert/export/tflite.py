@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from kbert import file_io
+import kbert.file_io as file_io
 
 QUANTIZE_MODES = ("none", "dynamic", "float16")
 

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, check_encoding_errors, read_lines
 
 LAYOUTS = ("sentences", "documents", "paragraphs")

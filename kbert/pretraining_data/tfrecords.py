@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
 from kbert.pretraining_data.text_dataset import instance_arrays

@@ -19,7 +19,7 @@ from typing import Any
 
 import keras
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.tasks.registry import TASKS, task_from_info, task_name_of
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.version import __version__

@@ -9,7 +9,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.constants import CLS, MASK, PAD, SEP, TOKENIZER_SPECIAL_TOKENS, UNK
 from kbert.text import normalization
 from kbert.text.ragged_rows import gather_rows, ragged_from_lengths, restore_order, row_ids, sum_by_row, where_true

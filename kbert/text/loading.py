@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.text.bert_tokenizer import BertTokenizer
 
 

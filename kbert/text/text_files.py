@@ -16,7 +16,7 @@ import os
 import warnings
 from collections.abc import Iterator
 
-from kbert import file_io
+import kbert.file_io as file_io
 
 ENCODING_ERRORS = ("strict", "replace", "ignore")
 DEFAULT_ENCODING_ERRORS = "replace"

@@ -21,7 +21,7 @@ from typing import Any
 
 import keras
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.training.strategy import is_chief, read_tf_config
 
 

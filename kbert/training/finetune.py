@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import keras
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.convert.checkpoints import load_pretrained, read_config
 from kbert.models.bert_encoder import BertEncoder
 from kbert.tasks import Task, get_task, load_model, save_model

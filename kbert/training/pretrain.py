@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS, BertConfig
 from kbert.constants import OBJECTIVES
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Sequence
 
-from kbert import file_io
+import kbert.file_io as file_io
 
 Example = dict[str, Any]
 

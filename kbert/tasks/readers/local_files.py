@@ -15,7 +15,7 @@ import math
 import os
 from typing import Any, Iterator, Sequence
 
-from kbert import file_io
+import kbert.file_io as file_io
 
 Example = dict[str, Any]
 

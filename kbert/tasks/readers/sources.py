@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Iterable, Sequence
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.tasks.readers.conll import iob1_to_iob2, read_conll
 from kbert.tasks.readers.local_files import read_classification_file
 from kbert.tasks.readers.space_separated import TAG_FORMATS, detect_tag_format, read_space_separated_tags

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kbert import file_io
+import kbert.file_io as file_io
 from kbert.tasks.readers.conll import tag_parts
 
 Example = dict[str, Any]

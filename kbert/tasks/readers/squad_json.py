@@ -13,7 +13,7 @@ import os
 import warnings
 from typing import Any, Mapping, Sequence
 
-from kbert import file_io
+import kbert.file_io as file_io
 
 Example = dict[str, Any]
 
