@@ -29,10 +29,26 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import tensorflow as tf
-
-gfile = tf.io.gfile
 PathLike = str | os.PathLike
+
+
+class _LazyTF:
+    """`tf.io.gfile` and `tf.errors`, imported at first use: importing this module stays cheap (the CLI)."""
+
+    @property
+    def gfile(self):
+        import tensorflow as tf
+
+        return tf.io.gfile
+
+    @property
+    def NotFoundError(self):
+        import tensorflow as tf
+
+        return tf.errors.NotFoundError
+
+
+_tf = _LazyTF()
 
 
 def fspath(path: PathLike) -> str:
@@ -66,36 +82,41 @@ def dirname(path: PathLike) -> str:
     return posixpath.dirname(path) or "."
 
 
+def walk(top: PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`(directory, subdirectory names, file names)` for `top` and every directory below it."""
+    return _tf.gfile.walk(fspath(top))
+
+
 def exists(path: PathLike) -> bool:
-    return gfile.exists(fspath(path))
+    return _tf.gfile.exists(fspath(path))
 
 
 def isdir(path: PathLike) -> bool:
-    return gfile.isdir(fspath(path))
+    return _tf.gfile.isdir(fspath(path))
 
 
 def isfile(path: PathLike) -> bool:
-    return gfile.exists(fspath(path)) and not gfile.isdir(fspath(path))
+    return _tf.gfile.exists(fspath(path)) and not _tf.gfile.isdir(fspath(path))
 
 
 def makedirs(path: PathLike) -> None:
     """Creates a directory and its parents; an existing one is fine."""
-    gfile.makedirs(fspath(path))
+    _tf.gfile.makedirs(fspath(path))
 
 
 def size(path: PathLike) -> int:
     """The file's size in bytes."""
     try:
-        return gfile.stat(fspath(path)).length
-    except tf.errors.NotFoundError:
+        return _tf.gfile.stat(fspath(path)).length
+    except _tf.NotFoundError:
         raise FileNotFoundError(f"file not found: {fspath(path)}") from None
 
 
 def listdir(path: PathLike) -> list[str]:
     """The sorted names (not paths) in a directory."""
     try:
-        return sorted(name.rstrip("/") for name in gfile.listdir(fspath(path)))
-    except tf.errors.NotFoundError:
+        return sorted(name.rstrip("/") for name in _tf.gfile.listdir(fspath(path)))
+    except _tf.NotFoundError:
         raise FileNotFoundError(f"directory not found: {fspath(path)}") from None
 
 
@@ -130,33 +151,33 @@ def glob(pattern: PathLike) -> list[str]:
     """The sorted paths matching a glob; `**` matches any number of directories (as `recursive=True`)."""
     pattern = fspath(pattern)
     if "**" not in pattern:
-        return sorted(gfile.glob(pattern))
+        return sorted(_tf.gfile.glob(pattern))
     root = pattern[:pattern.index("**")]
     root = root[:root.rfind("/") + 1] if "/" in root else ""
     if re.search(r"[*?\[]", root):
         root = dirname(root[:re.search(r"[*?\[]", root).start()]) + "/"
     regex = _glob_regex(pattern)
     found = []
-    for directory, subdirs, files in gfile.walk(root or "."):
+    for directory, subdirs, files in _tf.gfile.walk(root or "."):
         for name in list(subdirs) + list(files):
             path = join(directory, name.rstrip("/"))
             if not root:
                 path = os.path.relpath(path, ".")
-            if regex.match(path) and gfile.exists(path):  # exists: not a ram:// phantom (see rmtree)
+            if regex.match(path) and _tf.gfile.exists(path):  # exists: not a ram:// phantom (see rmtree)
                 found.append(path)
     return sorted(set(found))
 
 
-def open_file(path: PathLike, mode: str = "r") -> gfile.GFile:
+def open_file(path: PathLike, mode: str = "r") -> "tf.io.gfile.GFile":
     """A `tf.io.gfile.GFile`; reading a missing file raises `FileNotFoundError` naming it."""
     path = fspath(path)
-    if "r" in mode and not gfile.exists(path):
+    if "r" in mode and not _tf.gfile.exists(path):
         raise FileNotFoundError(f"file not found: {path}")
     if any(m in mode for m in "wa"):
         parent = dirname(path)
-        if not parent.endswith("://") and not gfile.exists(parent):
-            gfile.makedirs(parent)
-    return gfile.GFile(path, mode)
+        if not parent.endswith("://") and not _tf.gfile.exists(parent):
+            _tf.gfile.makedirs(parent)
+    return _tf.gfile.GFile(path, mode)
 
 
 def iter_lines(path: PathLike, chunk_size: int = 1 << 20) -> Iterator[bytes]:
@@ -220,8 +241,8 @@ def write_json(path: PathLike, value: Any, indent: int | None = 2, **kwargs: Any
 def remove(path: PathLike, missing_ok: bool = True) -> None:
     """Deletes a file."""
     try:
-        gfile.remove(fspath(path))
-    except tf.errors.NotFoundError:
+        _tf.gfile.remove(fspath(path))
+    except _tf.NotFoundError:
         if not missing_ok:
             raise FileNotFoundError(f"file not found: {fspath(path)}") from None
 
@@ -229,32 +250,32 @@ def remove(path: PathLike, missing_ok: bool = True) -> None:
 def rmtree(path: PathLike) -> None:
     """Deletes a directory and everything in it; a missing one is fine."""
     path = fspath(path)
-    if gfile.exists(path):
+    if _tf.gfile.exists(path):
         try:
-            gfile.rmtree(path)
-        except tf.errors.NotFoundError:
+            _tf.gfile.rmtree(path)
+        except _tf.NotFoundError:
             # ram:// lists "a.b/c" inside "a" as ".b/c" too, fails to delete that, and has deleted the rest.
-            if gfile.exists(path):
+            if _tf.gfile.exists(path):
                 raise
 
 
 def copy(src: PathLike, dst: PathLike, overwrite: bool = True) -> None:
     """Copies a file, across file systems too."""
     src, dst = fspath(src), fspath(dst)
-    if not gfile.exists(src):
+    if not _tf.gfile.exists(src):
         raise FileNotFoundError(f"file not found: {src}")
     parent = dirname(dst)
-    if not parent.endswith("://") and not gfile.exists(parent):
-        gfile.makedirs(parent)
-    gfile.copy(src, dst, overwrite=overwrite)
+    if not parent.endswith("://") and not _tf.gfile.exists(parent):
+        _tf.gfile.makedirs(parent)
+    _tf.gfile.copy(src, dst, overwrite=overwrite)
 
 
 def rename(src: PathLike, dst: PathLike, overwrite: bool = False) -> None:
     """Renames a file (for a directory use `move_dir`)."""
     src, dst = fspath(src), fspath(dst)
-    if not gfile.exists(src):
+    if not _tf.gfile.exists(src):
         raise FileNotFoundError(f"file not found: {src}")
-    gfile.rename(src, dst, overwrite=overwrite)
+    _tf.gfile.rename(src, dst, overwrite=overwrite)
 
 
 def same_file(a: PathLike, b: PathLike) -> bool:
@@ -280,16 +301,16 @@ def move_dir(src: PathLike, dst: PathLike) -> None:
     """
     src, dst = fspath(src).rstrip("/"), fspath(dst).rstrip("/")
     if is_local(src) and is_local(dst):
-        gfile.rename(src, dst)
+        _tf.gfile.rename(src, dst)
         return
-    gfile.makedirs(dst)
-    for directory, subdirs, files in list(gfile.walk(src)):
+    _tf.gfile.makedirs(dst)
+    for directory, subdirs, files in list(_tf.gfile.walk(src)):
         target = dst + directory[len(src):]
         for name in subdirs:
-            gfile.makedirs(join(target, name.rstrip("/")))
+            _tf.gfile.makedirs(join(target, name.rstrip("/")))
         for name in files:
-            if gfile.exists(join(directory, name)):  # not one of ram://'s phantom ".extra" entries (see rmtree)
-                gfile.rename(join(directory, name), join(target, name), overwrite=True)
+            if _tf.gfile.exists(join(directory, name)):  # not one of ram://'s phantom ".extra" entries (see rmtree)
+                _tf.gfile.rename(join(directory, name), join(target, name), overwrite=True)
     rmtree(src)
 
 

@@ -135,7 +135,7 @@ def _size(path: str) -> str:
     """The SavedModel's size: every file of the export except the TFLite model stored beside it."""
     import kbert.file_io as file_io
 
-    files = [file_io.join(directory, name) for directory, _, names in file_io.gfile.walk(path) for name in names
+    files = [file_io.join(directory, name) for directory, _, names in file_io.walk(path) for name in names
              if not name.endswith(".tflite")]
     return f"{sum(file_io.size(f) for f in files) / 1e6:.1f} MB"
 
