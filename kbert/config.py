@@ -12,6 +12,8 @@ import json
 import os
 from typing import Any
 
+import kbert.file_io as file_io
+
 # The two dropout rates: training settings kept in the config, not part of the function the weights compute.
 DROPOUT_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
 
@@ -105,17 +107,14 @@ class BertConfig:
 
     @classmethod
     def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
-        with open(path, encoding="utf-8") as f:
-            try:
-                data = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path} is not valid JSON: {e}") from e
+        try:
+            data = json.loads(file_io.read_text(path))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{os.fspath(path)} is not valid JSON: {e}") from e
         return cls.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def to_json_file(self, path: str | os.PathLike, **extra: Any) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({**self.to_dict(), **extra}, f, indent=2, sort_keys=True)
-            f.write("\n")
+        file_io.write_json(path, {**self.to_dict(), **extra}, sort_keys=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import pathlib
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,13 +13,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import kbert.file_io as file_io
     from kbert.convert import checkpoints
 
-    source, out = pathlib.Path(args.source), pathlib.Path(args.out)
+    source, out = args.source, args.out
     config, tensors = checkpoints.read_checkpoint(source)
     encoder = checkpoints.load_pretrained(source)  # validates every tensor against the config
     heads = checkpoints.read_pretraining_heads(source)
-    vocabulary = source / "vocab.txt" if (source / "vocab.txt").is_file() else None
+    vocabulary = file_io.join(source, "vocab.txt") if file_io.isfile(file_io.join(source, "vocab.txt")) else None
     if args.format == "google":
         checkpoints.write_google_checkpoint(
             {**checkpoints.encoder_tensors(encoder), **heads}, config, out, vocabulary=vocabulary
@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         checkpoints.save_pretrained(encoder, out, format=args.format, vocabulary=vocabulary,
                                     head_tensors=heads or None)
-        tokenizer_config = source / "tokenizer_config.json"
-        if tokenizer_config.is_file() and vocabulary is not None:
-            (out / "tokenizer_config.json").write_bytes(tokenizer_config.read_bytes())
+        tokenizer_config = file_io.join(source, "tokenizer_config.json")
+        if file_io.isfile(tokenizer_config) and vocabulary is not None:
+            file_io.copy(tokenizer_config, file_io.join(out, "tokenizer_config.json"))
     print(f"Wrote {args.format} checkpoint ({len(tensors)} tensors) to {out}")
     return 0

@@ -11,8 +11,7 @@
 from __future__ import annotations
 
 import argparse
-import json
-import pathlib
+import os
 import time
 
 SENTENCES = [
@@ -36,11 +35,12 @@ def _section(title: str) -> None:
     print(f"\n== {title} ==", flush=True)
 
 
-def finetune_and_export(out: pathlib.Path, args: argparse.Namespace) -> dict:
+def finetune_and_export(out: str, args: argparse.Namespace) -> dict:
     import keras
     import tensorflow as tf
 
     import kbert
+    import kbert.file_io as file_io
     from kbert.export import savedmodel, tflite
     from kbert.tasks.classification_data import classification_dataset
     from kbert.tasks.readers.sentiment_demo import LABELS, sentiment_examples
@@ -71,20 +71,21 @@ def finetune_and_export(out: pathlib.Path, args: argparse.Namespace) -> dict:
     _section("3. Evaluate on sentences with unseen adjectives")
     after = model.evaluate(dataset(validation, False), verbose=0, return_dict=True)["accuracy"]
     print(f"validation accuracy: {before:.3f} before fine-tuning -> {after:.3f} after ({seconds:.0f} s)")
-    model_dir = kbert.save_model(model, out / "model", tokenizer, labels=LABELS,
+    model_dir = kbert.save_model(model, file_io.join(out, "model"), tokenizer, labels=LABELS,
                                  sequence_length=args.sequence_length)
-    (model_dir / "metrics.json").write_text(json.dumps({"accuracy": after}) + "\n")
+    file_io.write_json(file_io.join(model_dir, "metrics.json"), {"accuracy": after}, indent=None)
 
     _section("4. Export a strings-in SavedModel and a TFLite model")
-    versions = out / "export" / "sentiment"  # TF Serving's layout: one numbered directory per version
-    version = 1 + max([int(p.name) for p in versions.glob("*") if p.name.isdigit()], default=0)
-    export_dir = savedmodel.export(model_dir, versions / str(version), tflite=True)
-    tflite_file = export_dir / savedmodel.TFLITE_FILE
+    versions = file_io.join(out, "export", "sentiment")  # TF Serving's layout: one numbered directory a version
+    names = file_io.listdir(versions) if file_io.isdir(versions) else []
+    version = 1 + max([int(name) for name in names if name.isdigit()], default=0)
+    export_dir = savedmodel.export(model_dir, file_io.join(versions, str(version)), tflite=True)
+    tflite_file = file_io.join(export_dir, savedmodel.TFLITE_FILE)
     print(f"SavedModel: {export_dir} ({_size(export_dir)})\nTFLite:     {tflite_file} "
-          f"({tflite_file.stat().st_size / 1e6:.1f} MB)")
+          f"({file_io.size(tflite_file) / 1e6:.1f} MB)")
 
     _section("5. Ask both exports")
-    serving = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    serving = tf.saved_model.load(export_dir).signatures["serving_default"]
     answers = serving(text=tf.constant(SENTENCES))
     interpreter = tflite.interpreter(tflite_file)
     lite = tflite.run(interpreter, {"text": SENTENCES})
@@ -96,47 +97,54 @@ def finetune_and_export(out: pathlib.Path, args: argparse.Namespace) -> dict:
     return {"model": model_dir, "savedmodel": export_dir, "tflite": tflite_file, "accuracy": after}
 
 
-def pretrain_from_scratch(out: pathlib.Path, steps: int) -> dict:
+def pretrain_from_scratch(out: str, steps: int) -> dict:
     """A tiny BERT pretrained on CPython's bundled documentation (`pydoc_data.topics`)."""
     from pydoc_data.topics import topics
 
     import kbert
+    import kbert.file_io as file_io
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data, split_sentences
     from kbert.training.pretrain import PretrainConfig, pretrain
 
     _section(f"6. Pretrain a tiny BERT from scratch ({steps} steps of masked LM + NSP on Python's docs)")
-    corpus = out / "pretraining" / "python_docs.txt"
-    corpus.parent.mkdir(parents=True, exist_ok=True)
-    with open(corpus, "w", encoding="utf-8") as f:
-        for text in topics.values():  # one document per help topic, one sentence per line
-            sentences = [s for paragraph in text.split("\n\n") for s in split_sentences(" ".join(paragraph.split()))]
-            f.write("\n".join(sentences) + "\n\n")
-    vocabulary = kbert.learn_vocabulary([str(corpus)], size=2000, verbose=False)
-    vocab_file = corpus.parent / "vocab.txt"
-    vocab_file.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    directory = file_io.join(out, "pretraining")
+    corpus = file_io.join(directory, "python_docs.txt")
+    documents = []
+    for text in topics.values():  # one document per help topic, one sentence per line
+        sentences = [s for paragraph in text.split("\n\n") for s in split_sentences(" ".join(paragraph.split()))]
+        documents.append("\n".join(sentences) + "\n\n")
+    file_io.write_text(corpus, "".join(documents))
+    vocabulary = kbert.learn_vocabulary([corpus], size=2000, verbose=False)
+    vocab_file = file_io.join(directory, "vocab.txt")
+    file_io.write_text(vocab_file, "\n".join(vocabulary) + "\n")
     data = create_pretraining_data(CreatePretrainingDataConfig(
-        inputs=[str(corpus)], vocab=str(vocab_file), output=str(corpus.parent / "data"), max_seq_length=64,
+        inputs=[corpus], vocab=vocab_file, output=file_io.join(directory, "data"), max_seq_length=64,
         dupe_factor=2, masking="dynamic"))
-    print(f"{data['num_instances']} pretraining instances (dynamic masks) in {corpus.parent / 'data'}")
+    print(f"{data['num_instances']} pretraining instances (dynamic masks) in {file_io.join(directory, 'data')}")
     summary = pretrain(PretrainConfig(
-        train_data=str(corpus.parent / "data"), out=str(corpus.parent / "model"), preset="tiny",
+        train_data=file_io.join(directory, "data"), out=file_io.join(directory, "model"), preset="tiny",
         steps=steps, batch_size=16, learning_rate=1e-3, save_every_steps=steps, verbose=2, tensorboard=False,
     ))
     metrics = summary["final_metrics"]
     print(f"after {summary['steps']} steps: masked-LM accuracy {metrics['mlm_accuracy']:.3f}, "
           f"NSP accuracy {metrics['sentence_accuracy']:.3f} (vocabulary of {len(vocabulary)} learned from the docs)")
-    return {"pretrained": corpus.parent / "model"}
+    return {"pretrained": file_io.join(directory, "model")}
 
 
-def _size(path: pathlib.Path) -> str:
+def _size(path: str) -> str:
     """The SavedModel's size: every file of the export except the TFLite model stored beside it."""
-    files = [p for p in path.rglob("*") if p.is_file() and p.suffix != ".tflite"]
-    return f"{sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
+    import kbert.file_io as file_io
+
+    files = [file_io.join(directory, name) for directory, _, names in file_io.walk(path) for name in names
+             if not name.endswith(".tflite")]
+    return f"{sum(file_io.size(f) for f in files) / 1e6:.1f} MB"
 
 
 def run(args: argparse.Namespace) -> int:
-    out = pathlib.Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    import kbert.file_io as file_io
+
+    out = os.path.abspath(args.out) if file_io.is_local(args.out) else args.out
+    file_io.makedirs(out)
     written = finetune_and_export(out, args)
     if args.pretrain_steps > 0:
         written.update(pretrain_from_scratch(out, args.pretrain_steps))

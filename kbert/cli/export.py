@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import pathlib
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,9 +12,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "directory (export/models/NAME/VERSION); it is written beside OUT and renamed into place. "
         "With --tflite the TFLite file is written inside the export, at OUT/model.tflite."
     )
-    parser.add_argument("model_dir", type=pathlib.Path,
+    parser.add_argument("model_dir",
                         help="kbert model directory (task.json) or an encoder checkpoint (kbert, HF, Google)")
-    parser.add_argument("--out", type=pathlib.Path, required=True, help="export directory to create")
+    parser.add_argument("--out", required=True, help="export directory to create")
     parser.add_argument("--tflite", action="store_true", help="also write OUT/model.tflite (LiteRT)")
     parser.add_argument("--quantize", choices=["none", "dynamic", "float16"], default="none",
                         help="TFLite weights: float32, dynamic-range int8, or float16 (default: none)")
@@ -29,11 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import kbert.file_io as file_io
     from kbert.export import export
 
     out = export(args.model_dir, args.out, tflite=args.tflite, quantize=args.quantize,
                  sequence_length=args.sequence_length, force=args.force, precision=args.precision)
     print(f"SavedModel ({args.precision}) written to {out}")
     if args.tflite:
-        print(f"TFLite (float32) written to {out / 'model.tflite'}")
+        print(f"TFLite (float32) written to {file_io.join(out, 'model.tflite')}")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import pathlib
+import os
 import sys
 from typing import Any, Iterator
 
@@ -16,10 +16,10 @@ INPUT_KEYS = ("text", "text_pair", "question", "context")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("export", type=pathlib.Path,
+    parser.add_argument("export",
                         help="a kbert export directory (SavedModel) or a .tflite file (e.g. EXPORT/model.tflite)")
     parser.add_argument("texts", nargs="*", help="texts; for QA, alternate question and context")
-    parser.add_argument("--input", type=pathlib.Path, default=None,
+    parser.add_argument("--input", default=None,
                         help='JSON lines with "text" (and "text_pair"), or "question" and "context"')
     parser.add_argument("--signature", default="serving_default", help="signature to run")
 
@@ -27,9 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     if args.input is not None:
+        import kbert.file_io as file_io
         from kbert.tasks.readers.local_files import jsonl_rows
 
-        if not args.input.is_file():
+        if not file_io.isfile(args.input):
             raise FileNotFoundError(f"input file not found: {args.input}")
         for number, row in jsonl_rows(args.input):
             missing = [n for n in input_names if n not in row]
@@ -73,7 +74,7 @@ def _jsonable(value):
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.export.suffix == ".tflite":
+    if os.path.splitext(args.export)[1] == ".tflite":
         from kbert.export import tflite
 
         interp = tflite.interpreter(args.export)
@@ -89,10 +90,12 @@ def run(args: argparse.Namespace) -> int:
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the ops the export uses)
 
-        if not (args.export / "saved_model.pb").is_file():
+        import kbert.file_io as file_io
+
+        if not file_io.isfile(file_io.join(args.export, "saved_model.pb")):
             raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")
-        loaded = tf.saved_model.load(str(args.export))
-        _print_precision(str(args.export))
+        loaded = tf.saved_model.load(args.export)
+        _print_precision(args.export)
         _check_signature(args.signature, loaded.signatures)
         fn = loaded.signatures[args.signature]
         names = sorted(fn.structured_input_signature[1], key=lambda n: INPUT_KEYS.index(n)

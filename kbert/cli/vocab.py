@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import pathlib
 
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
 
@@ -23,14 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Learns the vocabulary and writes it, one token a line."""
+    import kbert.file_io as file_io
     from kbert.text.vocabulary import learn_vocabulary
 
     vocab = learn_vocabulary(
         args.input, args.size, lowercase=args.lowercase, min_count=args.min_count, verbose=not args.quiet,
         encoding_errors=args.encoding_errors,
     )
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    print(f"wrote {len(vocab)} tokens to {out}")
+    file_io.write_text(args.out, "\n".join(vocab) + "\n")  # creates the directory
+    print(f"wrote {len(vocab)} tokens to {args.out}")
     return 0

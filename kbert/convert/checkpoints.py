@@ -11,17 +11,15 @@ that dict, every tensor accounted for. Formats are told apart by their config fi
 from __future__ import annotations
 
 import dataclasses
-import glob
-import json
+import io
 import os
-import pathlib
-import shutil
 import zipfile
 
 import keras
 import numpy as np
 import safetensors.numpy
 
+import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS, BertConfig
 from kbert.convert import names
 from kbert.models.bert_encoder import BertEncoder
@@ -37,14 +35,14 @@ class CheckpointError(ValueError):
 
 def detect_format(path: str | os.PathLike) -> str:
     """Returns "kbert", "google" or "hf" for a checkpoint directory."""
-    path = pathlib.Path(path)
-    if not path.is_dir():
+    path = file_io.fspath(path)
+    if not file_io.isdir(path):
         raise FileNotFoundError(f"Checkpoint directory not found: {path}")
-    if (path / KBERT_CONFIG).is_file():
+    if file_io.isfile(file_io.join(path, KBERT_CONFIG)):
         return "kbert"
-    if (path / "bert_config.json").is_file():
+    if file_io.isfile(file_io.join(path, "bert_config.json")):
         return "google"
-    if (path / "config.json").is_file():
+    if file_io.isfile(file_io.join(path, "config.json")):
         return "hf"
     raise CheckpointError(
         f"{path} holds no BERT config: expected {KBERT_CONFIG} (kbert), bert_config.json (Google) "
@@ -57,35 +55,34 @@ CONFIG_FILES = {"kbert": KBERT_CONFIG, "google": "bert_config.json", "hf": "conf
 
 def read_config(path: str | os.PathLike) -> BertConfig:
     """The `BertConfig` of any supported checkpoint directory, without reading its weights."""
-    path = pathlib.Path(path)
-    return BertConfig.from_json_file(path / CONFIG_FILES[detect_format(path)])
+    return BertConfig.from_json_file(file_io.join(path, CONFIG_FILES[detect_format(path)]))
 
 
 def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.ndarray]]:
     """Reads any supported checkpoint directory into its config and `{google_name: array}`."""
-    path = pathlib.Path(path)
+    path = file_io.fspath(path)
     fmt = detect_format(path)
     config = read_config(path)  # first: a broken config is named before missing weights
     if fmt == "kbert":
-        return config, _read_safetensors(path / KBERT_WEIGHTS)
+        return config, _read_safetensors(file_io.join(path, KBERT_WEIGHTS))
     if fmt == "google":
         return config, _read_google(path)
     return config, _read_hf(path)
 
 
-def _read_safetensors(file: pathlib.Path) -> dict[str, np.ndarray]:
-    if not file.is_file():
+def _read_safetensors(file: str) -> dict[str, np.ndarray]:
+    if not file_io.isfile(file):
         raise FileNotFoundError(f"Weights file not found: {file}")
     try:
-        return dict(safetensors.numpy.load_file(str(file)))
+        return dict(safetensors.numpy.load(file_io.read_bytes(file)))
     except Exception as e:  # safetensors raises its own error types for truncated or garbled files
         raise CheckpointError(f"Cannot read {file}: {e}") from e
 
 
-def _read_google(path: pathlib.Path) -> dict[str, np.ndarray]:
+def _read_google(path: str) -> dict[str, np.ndarray]:
     import tensorflow as tf
 
-    indexes = sorted(glob.glob(str(path / "*.ckpt*.index")))
+    indexes = file_io.glob(file_io.join(path, "*.ckpt*.index"))
     if not indexes:
         raise FileNotFoundError(f"No TF checkpoint (*.ckpt.index) in {path}")
     prefix = indexes[-1].removesuffix(".index")
@@ -101,14 +98,14 @@ def _read_google(path: pathlib.Path) -> dict[str, np.ndarray]:
         raise CheckpointError(f"Cannot read TF checkpoint {prefix}: {e}") from e
 
 
-def _read_hf(path: pathlib.Path) -> dict[str, np.ndarray]:
-    files = sorted(path.glob("model*.safetensors"))
+def _read_hf(path: str) -> dict[str, np.ndarray]:
+    files = file_io.glob(file_io.join(path, "model*.safetensors"))
     if files:
         raw = {}
         for file in files:  # sharded checkpoints: model-00001-of-0000N.safetensors
             raw.update(_read_safetensors(file))
-    elif (path / "pytorch_model.bin").is_file():
-        raw = _read_torch_bin(path / "pytorch_model.bin")
+    elif file_io.isfile(file_io.join(path, "pytorch_model.bin")):
+        raw = _read_torch_bin(file_io.join(path, "pytorch_model.bin"))
     else:
         raise FileNotFoundError(f"No model.safetensors or pytorch_model.bin in {path}")
     tensors = {}
@@ -123,7 +120,7 @@ def _read_hf(path: pathlib.Path) -> dict[str, np.ndarray]:
     return tensors
 
 
-def _read_torch_bin(file: pathlib.Path) -> dict[str, np.ndarray]:
+def _read_torch_bin(file: str) -> dict[str, np.ndarray]:
     """Reads pytorch_model.bin with torch's `weights_only` loader, which refuses to run pickled code."""
     try:
         import torch
@@ -132,10 +129,12 @@ def _read_torch_bin(file: pathlib.Path) -> dict[str, np.ndarray]:
             f"{file} is a pickled PyTorch file. kbert reads it only through torch.load(weights_only=True), "
             "which needs torch installed; or convert it to model.safetensors."
         ) from None
-    if not zipfile.is_zipfile(file):
+    data = io.BytesIO(file_io.read_bytes(file))  # torch.load reads a file object: no local copy needed
+    if not zipfile.is_zipfile(data):
         raise CheckpointError(f"{file} is not a PyTorch zip archive (legacy or corrupt file)")
+    data.seek(0)
     try:
-        state = torch.load(file, map_location="cpu", weights_only=True)
+        state = torch.load(data, map_location="cpu", weights_only=True)
     except Exception as e:
         raise CheckpointError(f"Refusing or unable to load {file} safely: {e}") from e
     return {k: v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy() for k, v in state.items()}
@@ -237,7 +236,7 @@ def save_pretrained(
     head_tensors: dict[str, np.ndarray] | None = None,
     lowercase: bool | None = None,
     config: BertConfig | None = None,
-) -> pathlib.Path:
+) -> str | os.PathLike:
     """Writes an encoder, or a pretrainer's encoder and heads, in kbert's or Hugging Face's layout.
 
     Args:
@@ -253,7 +252,7 @@ def save_pretrained(
             training settings (a run pretrained without dropout keeps the rates fine-tuning should use).
 
     Returns:
-        The directory.
+        The directory, as given.
 
     Example:
     >>> save_pretrained(kbert.BertEncoder.from_preset("tiny", vocab_size=30), "/tmp/tiny")  # doctest: +SKIP
@@ -261,17 +260,17 @@ def save_pretrained(
     if isinstance(model, BertPretrainer):
         head_tensors = {**model.head_tensors(), **(head_tensors or {})}
         model = model.encoder
-    encoder = model
-    directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    encoder, given = model, directory
+    directory = file_io.fspath(directory)
+    file_io.makedirs(directory)
     tensors = {**encoder_tensors(encoder), **(head_tensors or {})}
     config = config or encoder.bert_config
     own_rates = {field: getattr(encoder.bert_config, field) for field in DROPOUT_FIELDS}
     if dataclasses.replace(config, **own_rates) != encoder.bert_config:
         raise ValueError("save_pretrained's config may differ from the encoder's in the dropout rates only")
     if format == "kbert":
-        safetensors.numpy.save_file(tensors, str(directory / KBERT_WEIGHTS))
-        config.to_json_file(directory / KBERT_CONFIG)
+        file_io.write_bytes(file_io.join(directory, KBERT_WEIGHTS), safetensors.numpy.save(tensors))
+        config.to_json_file(file_io.join(directory, KBERT_CONFIG))
     elif format == "hf":
         prefix = "bert." if head_tensors else ""
         hf = {}
@@ -280,36 +279,37 @@ def save_pretrained(
             if not hf_name.startswith("cls."):
                 hf_name = prefix + hf_name
             hf[hf_name] = np.ascontiguousarray(array.T if transpose else array)
-        safetensors.numpy.save_file(hf, str(directory / "model.safetensors"), metadata={"format": "pt"})
+        file_io.write_bytes(file_io.join(directory, "model.safetensors"),
+                            safetensors.numpy.save(hf, metadata={"format": "pt"}))
         architecture = "BertForPreTraining" if head_tensors else "BertModel"
         # kbert's own alias of the tanh GELU is not a transformers name; this one is.
         hf_act = "gelu_pytorch_tanh" if config.hidden_act == "gelu_approximate" else config.hidden_act
-        config.to_json_file(directory / "config.json", model_type="bert", architectures=[architecture],
+        config.to_json_file(file_io.join(directory, "config.json"), model_type="bert", architectures=[architecture],
                             hidden_act=hf_act)
     else:
         raise ValueError(f"Unknown format {format!r}; use 'kbert' or 'hf'")
     _write_vocabulary(directory, vocabulary, lowercase)
-    return directory
+    return given
 
 
-def _write_vocabulary(directory: pathlib.Path, vocabulary, lowercase: bool | None) -> None:
+def _write_vocabulary(directory: str, vocabulary, lowercase: bool | None) -> None:
     if vocabulary is None:
         return
     if isinstance(vocabulary, (str, os.PathLike)):
-        shutil.copyfile(vocabulary, directory / "vocab.txt")
+        file_io.copy(vocabulary, file_io.join(directory, "vocab.txt"))
     else:
         if hasattr(vocabulary, "vocabulary"):  # a kbert BertTokenizer
             lowercase = vocabulary.lowercase if lowercase is None else lowercase
             vocabulary = vocabulary.vocabulary
-        (directory / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+        file_io.write_text(file_io.join(directory, "vocab.txt"), "\n".join(vocabulary) + "\n")
     if lowercase is not None:
-        with open(directory / "tokenizer_config.json", "w", encoding="utf-8") as f:
-            json.dump({"do_lower_case": bool(lowercase)}, f)
+        file_io.write_json(file_io.join(directory, "tokenizer_config.json"), {"do_lower_case": bool(lowercase)},
+                           indent=None)
 
 
 def write_google_checkpoint(
     tensors: dict[str, np.ndarray], config: BertConfig, directory: str | os.PathLike, vocabulary=None
-) -> pathlib.Path:
+) -> str | os.PathLike:
     """Writes `{google_name: array}` as Google's release does: bert_config.json + bert_model.ckpt.*.
 
     The checkpoint is a TF1 name-based one (tf.compat.v1 Saver), readable by `tf.train.load_checkpoint`
@@ -317,18 +317,17 @@ def write_google_checkpoint(
     """
     import tensorflow as tf
 
-    directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    given, directory = directory, file_io.fspath(directory)
+    file_io.makedirs(directory)
     with tf.Graph().as_default():
         variables = [tf.compat.v1.Variable(array, name=name) for name, array in tensors.items()]
         saver = tf.compat.v1.train.Saver(variables)
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, str(directory / "bert_model.ckpt"), write_meta_graph=False)
+            saver.save(session, file_io.join(directory, "bert_model.ckpt"), write_meta_graph=False)
     fields = config.to_dict()
     if fields["layer_norm_eps"] == 1e-12:
         fields.pop("layer_norm_eps")  # Google's configs have no such field: BERT always uses 1e-12
-    with open(directory / "bert_config.json", "w", encoding="utf-8") as f:
-        json.dump(fields, f, indent=2)
+    file_io.write_json(file_io.join(directory, "bert_config.json"), fields)
     _write_vocabulary(directory, vocabulary, None)
-    return directory
+    return given

@@ -6,7 +6,9 @@
     OUT/model.tflite                          with --tflite (TF Serving ignores it)
 
 OUT may be `export/models/NAME/VERSION`: everything is written to a hidden temporary directory beside OUT
-and renamed into place at the end, so a server polling NAME/ never sees a half-written version.
+and renamed into place at the end, so a server polling NAME/ never sees a half-written version. OUT may be
+a URL (gs://...): an object store has no directory rename, so there the files are renamed one by one
+(`kbert.file_io.move_dir`); each file appears whole, but a poller may see some files before others.
 """
 
 from __future__ import annotations
@@ -14,9 +16,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import pathlib
-import shutil
-import tempfile
 import warnings
 from typing import Any
 
@@ -24,6 +23,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+import kbert.file_io as file_io
 from kbert.export.serving_module import ServingModule
 from kbert.precision import PrecisionWarning, bf16_warning, check_precision
 from kbert.text import BertTokenizer
@@ -77,10 +77,10 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> 
     from kbert.tasks.model_dir import TASK_FILE, load_model
     from kbert.text import load_tokenizer
 
-    path = pathlib.Path(path)
-    if not path.is_dir():
+    path = file_io.fspath(path)
+    if not file_io.isdir(path):
         raise FileNotFoundError(f"model directory not found: {path}")
-    if (path / TASK_FILE).is_file():
+    if file_io.isfile(file_io.join(path, TASK_FILE)):
         model = load_model(path, compile=False)
         info = model.task_info
         length = int(sequence_length or info["sequence_length"])
@@ -108,7 +108,7 @@ def build_module(source: ExportSource, tokenizer: BertTokenizer | None = None) -
 
 def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,
            quantize: str = "none", sequence_length: int | None = None, force: bool = False,
-           precision: str = "float32", _before_rename=None) -> pathlib.Path:
+           precision: str = "float32", _before_rename=None) -> str | os.PathLike:
     """Writes the SavedModel (and optionally `model.tflite` inside it) atomically at `out`.
 
     Args:
@@ -125,7 +125,7 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
             export is written all the same, for serving elsewhere).
 
     Returns:
-        `out` as a path.
+        `out`, as given.
 
     Raises:
         FileExistsError: `out` exists and `force` is False.
@@ -139,27 +139,31 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
         source = load_source(source, sequence_length)
     elif sequence_length:
         source = dataclasses.replace(source, sequence_length=int(sequence_length))
-    out = pathlib.Path(out)
-    if out.exists() and not force:
+    given, out = out, file_io.fspath(out).rstrip("/")
+    if file_io.exists(out) and not force:
         raise FileExistsError(f"{out} exists; pass force=True (--force) to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    file_io.makedirs(file_io.dirname(out))
     # Hidden and non-numeric: TF Serving only loads directories named by an integer.
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp = file_io.temp_sibling(out)
+    file_io.makedirs(tmp)
     try:
         module = build_module(_in_precision(source, precision, tflite))
         write_saved_model(module, source, tmp, precision=precision)
         if tflite:
             float32 = _in_precision(source, "float32", tflite=False)
-            (tmp / TFLITE_FILE).write_bytes(tflite_lib.convert(float32, quantize=quantize))
+            workdir = file_io.join(tmp, ".tflite-savedmodel")
+            file_io.write_bytes(file_io.join(tmp, TFLITE_FILE),
+                                tflite_lib.convert(float32, quantize=quantize, workdir=workdir))
+            file_io.rmtree(workdir)
         if _before_rename is not None:
             _before_rename(tmp)
-        if out.exists():
-            shutil.rmtree(out)
-        os.rename(tmp, out)
+        if file_io.exists(out):
+            file_io.rmtree(out)
+        file_io.move_dir(tmp, out)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        file_io.rmtree(tmp)
         raise
-    return out
+    return given
 
 
 def _in_precision(source: ExportSource, precision: str, tflite: bool) -> ExportSource:
@@ -177,24 +181,27 @@ def _in_precision(source: ExportSource, precision: str, tflite: bool) -> ExportS
     return dataclasses.replace(source, model=with_precision(source.model, precision))
 
 
-def write_saved_model(module: ServingModule, source: ExportSource, directory: pathlib.Path,
+def write_saved_model(module: ServingModule, source: ExportSource, directory: str | os.PathLike,
                       precision: str = "float32") -> None:
     """Saves `module` with its assets into an empty `directory`, then writes the warmup records.
 
     `precision` ("float32" or "bfloat16", what `module`'s model computes in) goes into the export's
     config file."""
-    with tempfile.TemporaryDirectory() as staging:
-        staging = pathlib.Path(staging)
-        (staging / "vocab.txt").write_text("\n".join(source.tokenizer.get_vocabulary()) + "\n", encoding="utf-8")
-        (staging / "labels.txt").write_text("".join(f"{x}\n" for x in source.labels or []), encoding="utf-8")
+    # Staged beside `directory`, on its file system (which may be a URL), and removed afterwards.
+    staging = file_io.temp_sibling(directory, "assets")
+    try:
+        file_io.write_text(file_io.join(staging, "vocab.txt"), "\n".join(source.tokenizer.get_vocabulary()) + "\n")
+        file_io.write_text(file_io.join(staging, "labels.txt"), "".join(f"{x}\n" for x in source.labels or []))
         config = {"task": source.task, "labels": source.labels, "sequence_length": source.sequence_length,
                   "truncate": source.truncate, "pair": source.pair, "lowercase": source.tokenizer.lowercase,
                   "signatures": sorted(module.signatures()), "precision": precision}
-        (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        file_io.write_json(file_io.join(staging, CONFIG_FILE), config)
         # Tracked assets are copied into directory/assets and referenced relatively.
-        module.assets = [tf.saved_model.Asset(str(staging / name))
+        module.assets = [tf.saved_model.Asset(file_io.join(staging, name))
                          for name in ("vocab.txt", "labels.txt", CONFIG_FILE)]
-        tf.saved_model.save(module, str(directory), signatures=module.signatures())
+        tf.saved_model.save(module, file_io.fspath(directory), signatures=module.signatures())
+    finally:
+        file_io.rmtree(staging)
     write_warmup(directory, module)
 
 
@@ -205,13 +212,13 @@ def warmup_inputs(fn) -> dict[str, np.ndarray]:
     return {n: np.array((WARMUP_INPUTS.get(n, ["x"]) * batch)[:batch], dtype=object) for n in names}
 
 
-def write_warmup(directory: pathlib.Path, module: ServingModule) -> pathlib.Path:
+def write_warmup(directory: str | os.PathLike, module: ServingModule) -> str:
     """Writes `assets.extra/tf_serving_warmup_requests`: one PredictionLog per signature."""
     from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
-    path = pathlib.Path(directory) / "assets.extra" / WARMUP_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tf.io.TFRecordWriter(str(path)) as writer:
+    path = file_io.join(directory, "assets.extra", WARMUP_FILE)
+    file_io.makedirs(file_io.dirname(path))
+    with tf.io.TFRecordWriter(path) as writer:
         for name, fn in module.signatures().items():
             request = predict_pb2.PredictRequest(model_spec=model_pb2.ModelSpec(signature_name=name))
             for key, value in warmup_inputs(fn).items():
@@ -225,9 +232,11 @@ def read_warmup(directory: str | os.PathLike) -> list[tuple[str, dict[str, Any]]
     """The warmup requests of an export as `(signature_name, {input: ndarray})`."""
     from tensorflow_serving.apis import prediction_log_pb2
 
-    path = pathlib.Path(directory) / "assets.extra" / WARMUP_FILE
+    path = file_io.join(directory, "assets.extra", WARMUP_FILE)
+    if not file_io.isfile(path):
+        raise FileNotFoundError(f"no warmup file: {path}")
     requests = []
-    for record in tf.data.TFRecordDataset(str(path)):
+    for record in tf.data.TFRecordDataset(path):
         log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
         request = log.predict_log.request
         requests.append((request.model_spec.signature_name,

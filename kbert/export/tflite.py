@@ -11,26 +11,30 @@ substrings); the caller slices the text at the offsets.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.machinery
 import importlib.util
 import os
-import pathlib
 import sys
 import tempfile
 from typing import Any
 
 import numpy as np
 
+import kbert.file_io as file_io
+
 QUANTIZE_MODES = ("none", "dynamic", "float16")
 
 
-def convert(source, quantize: str = "none") -> bytes:
+def convert(source, quantize: str = "none", workdir: str | os.PathLike | None = None) -> bytes:
     """Converts an `ExportSource` (see `kbert.export.savedmodel`) to a `.tflite` flatbuffer.
 
     Args:
         source: `kbert.export.savedmodel.ExportSource`.
         quantize: "none" (float32), "dynamic" (dynamic-range int8 weights) or "float16" (float16 weights).
+        workdir: an empty or absent directory, on any file system, for the intermediate SavedModel the
+            converter reads (left for the caller to delete); None uses a local temporary directory.
 
     Returns:
         The TFLite model bytes, with the SavedModel's signatures.
@@ -43,7 +47,8 @@ def convert(source, quantize: str = "none") -> bytes:
     if quantize not in QUANTIZE_MODES:
         raise ValueError(f"quantize must be one of {QUANTIZE_MODES}, got {quantize!r}")
     module = build_module(source, tokenizer=TFLiteBertTokenizer.from_tokenizer(source.tokenizer))
-    with tempfile.TemporaryDirectory() as tmp:
+    staging = tempfile.TemporaryDirectory() if workdir is None else contextlib.nullcontext(file_io.fspath(workdir))
+    with staging as tmp:
         tf.saved_model.save(module, tmp, signatures=module.signatures())
         converter = tf.lite.TFLiteConverter.from_saved_model(tmp, signature_keys=sorted(module.signatures()))
         # Built-ins plus tensorflow-text's custom ops; a graph needing Flex fails here, not on the phone.
@@ -64,10 +69,11 @@ def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | Non
     if isinstance(path_or_bytes, bytes):
         return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=path_or_bytes,
                                         num_threads=num_threads)
-    path = pathlib.Path(path_or_bytes)
-    if not path.is_file():
+    path = file_io.fspath(path_or_bytes)
+    if not file_io.isfile(path):
         raise FileNotFoundError(f"TFLite file not found: {path}")
-    return InterpreterWithCustomOps(custom_op_registerers=registerers, model_path=str(path),
+    # LiteRT reads local files only: the file is read through gfile and handed over as bytes.
+    return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=file_io.read_bytes(path),
                                     num_threads=num_threads)
 
 

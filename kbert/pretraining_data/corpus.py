@@ -8,11 +8,11 @@ iterated again (for example once per epoch). Bad bytes follow one policy, `encod
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from collections.abc import Iterator, Sequence
 
+import kbert.file_io as file_io
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, check_encoding_errors, read_lines
 
 LAYOUTS = ("sentences", "documents", "paragraphs")
@@ -76,7 +76,7 @@ def expand_inputs(inputs: str | Sequence[str]) -> list[str]:
     patterns = [p for item in ([inputs] if isinstance(inputs, str) else inputs) for p in item.split(",")]
     files: list[str] = []
     for pattern in (p.strip() for p in patterns if p.strip()):
-        matched = sorted(f for f in glob.glob(os.path.expanduser(pattern), recursive=True) if os.path.isfile(f))
+        matched = [f for f in file_io.glob(os.path.expanduser(pattern)) if file_io.isfile(f)]
         if not matched:
             raise FileNotFoundError(f"No input file matches {pattern!r}.")
         files.extend(f for f in matched if f not in files)

@@ -12,15 +12,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pathlib
 import random
-import shutil
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
 
+import kbert.file_io as file_io
 from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
 from kbert.pretraining_data.text_dataset import instance_arrays
@@ -100,27 +99,28 @@ def write_pretraining_tfrecords(
     for key in ("masking", "max_seq_length", "max_predictions_per_seq"):
         if key not in settings:
             raise ValueError(f"settings needs {key!r}.")
-    output_dir = pathlib.Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / METADATA_FILE).unlink(missing_ok=True)  # an older run's, which would vouch for new shards
+    output_dir = file_io.fspath(output_dir)
+    file_io.makedirs(output_dir)
+    file_io.remove(file_io.join(output_dir, METADATA_FILE))  # an older run's, which would vouch for new shards
     names = [f"part-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
     counts = [0] * num_shards
     rng = random.Random(seed)
-    bucket_dir = output_dir / ".shuffle-buckets"
-    shutil.rmtree(bucket_dir, ignore_errors=True)
-    bucket_dir.mkdir()
+    bucket_dir = file_io.join(output_dir, ".shuffle-buckets")
+    file_io.rmtree(bucket_dir)
+    file_io.makedirs(bucket_dir)
+    bucket_names = [file_io.join(bucket_dir, f"{b:05d}") for b in range(max(_SHUFFLE_BUCKETS, num_shards))]
     try:
-        buckets = [open(bucket_dir / f"{b:05d}", "wb") for b in range(max(_SHUFFLE_BUCKETS, num_shards))]
+        buckets = [file_io.open_file(name, "wb") for name in bucket_names]
         try:
             for features in records:
                 _write_framed(buckets[rng.randrange(len(buckets))], _example(features))
         finally:
             for bucket in buckets:
                 bucket.close()
-        writers = [tf.io.TFRecordWriter(str(output_dir / name)) for name in names]
+        writers = [tf.io.TFRecordWriter(file_io.join(output_dir, name)) for name in names]
         try:
-            for index, bucket in enumerate(buckets):
-                serialized = _read_framed(bucket.name)
+            for index, bucket in enumerate(bucket_names):
+                serialized = _read_framed(bucket)
                 rng.shuffle(serialized)
                 for example in serialized:
                     writers[index % num_shards].write(example)
@@ -129,9 +129,9 @@ def write_pretraining_tfrecords(
             for writer in writers:
                 writer.close()
     finally:
-        shutil.rmtree(bucket_dir, ignore_errors=True)
-    if pathlib.Path(vocab_file).resolve() != (output_dir / VOCAB_FILE).resolve():
-        shutil.copyfile(vocab_file, output_dir / VOCAB_FILE)
+        file_io.rmtree(bucket_dir)
+    if not file_io.same_file(vocab_file, file_io.join(output_dir, VOCAB_FILE)):
+        file_io.copy(vocab_file, file_io.join(output_dir, VOCAB_FILE))
     metadata = {
         "format": FORMAT,
         "version": 1,
@@ -139,11 +139,11 @@ def write_pretraining_tfrecords(
         "vocab_file": VOCAB_FILE,
         "num_instances": sum(counts),
         "shards": [
-            {"file": name, "records": count, "bytes": (output_dir / name).stat().st_size}
+            {"file": name, "records": count, "bytes": file_io.size(file_io.join(output_dir, name))}
             for name, count in zip(names, counts)
         ],
     }
-    (output_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    file_io.write_json(file_io.join(output_dir, METADATA_FILE), metadata)
     return metadata
 
 
@@ -156,8 +156,8 @@ def _write_framed(file, data: bytes) -> None:
 
 
 def _read_framed(path: str | os.PathLike) -> list[bytes]:
-    """The records of a bucket file written by `_write_framed`."""
-    data, out, offset = pathlib.Path(path).read_bytes(), [], 0
+    """The records of a bucket file written by `_write_framed` (a GFile no record went to is never created)."""
+    data, out, offset = file_io.read_bytes(path) if file_io.exists(path) else b"", [], 0
     while offset < len(data):
         (size,) = struct.unpack_from("<Q", data, offset)
         out.append(data[offset + 8: offset + 8 + size])
@@ -167,10 +167,10 @@ def _read_framed(path: str | os.PathLike) -> list[bytes]:
 
 def read_pretraining_metadata(directory: str | os.PathLike) -> dict:
     """Reads `pretraining_data.json` of a `create-pretraining-data` output directory."""
-    path = pathlib.Path(directory) / METADATA_FILE
-    if not path.is_file():
+    path = file_io.join(directory, METADATA_FILE)
+    if not file_io.isfile(path):
         raise FileNotFoundError(f"{directory} is not a create-pretraining-data output: no {METADATA_FILE}.")
-    metadata = json.loads(path.read_text(encoding="utf-8"))
+    metadata = json.loads(file_io.read_text(path))
     if metadata.get("format") != FORMAT:
         raise ValueError(f"{path}: format is {metadata.get('format')!r}, expected {FORMAT!r}.")
     return metadata
@@ -210,16 +210,15 @@ def naming_corrupt_file(files: Sequence[str | os.PathLike]) -> Iterator[None]:
 
 def tfrecord_files(directory: str | os.PathLike, check_sizes: bool = True) -> list[str]:
     """The shard paths of an output directory; sizes are checked against the metadata (cheap)."""
-    directory = pathlib.Path(directory)
     metadata = read_pretraining_metadata(directory)
     files = []
     for shard in metadata["shards"]:
-        path = directory / shard["file"]
-        if not path.is_file():
+        path = file_io.join(directory, shard["file"])
+        if not file_io.isfile(path):
             raise FileNotFoundError(f"TFRecord shard {path} listed in {METADATA_FILE} is missing.")
-        if check_sizes and path.stat().st_size != shard["bytes"]:
+        if check_sizes and file_io.size(path) != shard["bytes"]:
             raise CorruptTFRecordError(
-                f"TFRecord file {path} has {path.stat().st_size} bytes but {shard['bytes']} were written: "
+                f"TFRecord file {path} has {file_io.size(path)} bytes but {shard['bytes']} were written: "
                 "it is truncated or modified."
             )
         files.append(str(path))
@@ -294,7 +293,7 @@ def load_pretraining_dataset(
 
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder).map(parse, tf.data.AUTOTUNE)
     if metadata["masking"] == "dynamic":
-        vocabulary = (pathlib.Path(directory) / metadata["vocab_file"]).read_text(encoding="utf-8").split("\n")
+        vocabulary = file_io.read_text(file_io.join(directory, metadata["vocab_file"])).split("\n")
         vocabulary = vocabulary[:-1] if vocabulary and vocabulary[-1] == "" else vocabulary
         masker = DynamicMasker(vocabulary, metadata["max_predictions_per_seq"], metadata["masked_lm_prob"],
                                metadata.get("whole_word_masking", False), seed=seed)

@@ -14,13 +14,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-import pathlib
 from typing import Any
 
 import keras
 
+import kbert.file_io as file_io
 from kbert.tasks.registry import TASKS, task_from_info, task_name_of
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.version import __version__
@@ -36,7 +35,7 @@ def save_model(
     sequence_length: int = 128,
     truncate: str = "round_robin",
     **extra: Any,
-) -> pathlib.Path:
+) -> str | os.PathLike:
     """Writes a task model with everything needed to run it on raw text.
 
     Args:
@@ -49,17 +48,17 @@ def save_model(
         **extra: more fields for task.json (the task's settings, e.g. the column names used).
 
     Returns:
-        The directory, as a path.
+        The directory, as given.
     """
     name = task_name_of(model)
     task_from_info({**extra, "task": name, "labels": labels}).check_model(model)
-    directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    given, directory = directory, file_io.fspath(directory)
+    file_io.makedirs(directory)
     # Without the optimizer: its moments are twice the weights (170 MB of 261 for all-MiniLM-L6-v2's
     # classifier) and `load_model` compiles a fresh one. Written aside, then renamed, so that an interrupted
     # save never leaves a truncated model.keras.
     optimizer = getattr(model, "optimizer", None)  # an uncompiled model has none
-    partial = directory / "model.partial.keras"
+    partial = file_io.join(directory, "model.partial.keras")
     try:
         if optimizer is not None:
             model.optimizer = None
@@ -67,20 +66,20 @@ def save_model(
     finally:
         if optimizer is not None:
             model.optimizer = optimizer
-    os.replace(partial, directory / "model.keras")
+    file_io.rename(partial, file_io.join(directory, "model.keras"), overwrite=True)
     tokenizer.save_vocabulary(directory)
     info = {**extra, "task": name, "labels": list(labels) if labels else None,
             "sequence_length": int(sequence_length), "truncate": truncate, "kbert_version": __version__}
-    (directory / TASK_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    return directory
+    file_io.write_json(file_io.join(directory, TASK_FILE), info)
+    return given
 
 
 def read_task_info(directory: str | os.PathLike) -> dict[str, Any]:
     """The task.json of a model directory; FileNotFoundError when there is none."""
-    path = pathlib.Path(directory) / TASK_FILE
-    if not path.is_file():
+    path = file_io.join(directory, TASK_FILE)
+    if not file_io.isfile(path):
         raise FileNotFoundError(f"{directory} is not a kbert model directory: no {TASK_FILE}")
-    info = json.loads(path.read_text(encoding="utf-8"))
+    info = file_io.read_json(path)
     if info.get("task") not in TASKS:
         raise ValueError(f"{path}: unknown task {info.get('task')!r}; expected one of {TASKS}")
     return info
@@ -99,12 +98,12 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
         ("classify", "regress", "tag" or "qa"), `task_info` (the whole task.json) and `task_object`
         (the `kbert.tasks.Task` with the saved settings).
     """
-    directory = pathlib.Path(directory)
+    directory = file_io.fspath(directory)
     info = read_task_info(directory)
-    model_file = directory / "model.keras"
-    if not model_file.is_file():
+    model_file = file_io.join(directory, "model.keras")
+    if not file_io.isfile(model_file):
         raise FileNotFoundError(f"{model_file} is missing")
-    model = keras.saving.load_model(model_file, compile=False)
+    model = file_io.load_keras_model(model_file, compile=False)
     if compile:
         model.compile()
     model.tokenizer = load_tokenizer(directory)

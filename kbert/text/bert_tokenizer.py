@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 
 import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+import kbert.file_io as file_io
 from kbert.constants import CLS, MASK, PAD, SEP, TOKENIZER_SPECIAL_TOKENS, UNK
 from kbert.text import normalization
 from kbert.text.ragged_rows import gather_rows, ragged_from_lengths, restore_order, row_ids, sum_by_row, where_true
@@ -17,11 +17,10 @@ from kbert.text.ragged_rows import gather_rows, ragged_from_lengths, restore_ord
 
 def read_vocabulary(path: str | os.PathLike) -> list[str]:
     """Reads a BERT `vocab.txt` (one token a line; the line number is the id)."""
-    path = pathlib.Path(path)
-    if not path.is_file():
+    path = file_io.fspath(path)
+    if not file_io.isfile(path):
         raise FileNotFoundError(f"vocabulary file not found: {path}")
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n").rstrip("\r") for line in f]
+    return [line.rstrip("\n").rstrip("\r") for line in file_io.text_stream(path)]
 
 
 @keras.saving.register_keras_serializable(package="kbert")
@@ -127,15 +126,15 @@ class BertTokenizer(keras.layers.Layer):
             raise IndexError(f"id {id} is outside the vocabulary (size {len(self.vocabulary)})")
         return self.vocabulary[int(id)]
 
-    def save_vocabulary(self, directory: str | os.PathLike) -> pathlib.Path:
-        """Writes `vocab.txt` and `tokenizer_config.json` (`do_lower_case`) into `directory`."""
-        directory = pathlib.Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "vocab.txt"
-        path.write_text("\n".join(self.vocabulary) + "\n", encoding="utf-8")
+    def save_vocabulary(self, directory: str | os.PathLike) -> str:
+        """Writes `vocab.txt` and `tokenizer_config.json` (`do_lower_case`) into `directory`; returns the
+        vocab.txt path."""
+        file_io.makedirs(directory)
+        path = file_io.join(directory, "vocab.txt")
+        file_io.write_text(path, "\n".join(self.vocabulary) + "\n")
         config = {"do_lower_case": self.lowercase, "strip_accents": self.strip_accents,
                   "max_chars_per_word": self.max_chars_per_word, "tokenizer_class": "BertTokenizer"}
-        (directory / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
+        file_io.write_json(file_io.join(directory, "tokenizer_config.json"), config)
         return path
 
     # ---- tokenization ----------------------------------------------------------------------------

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
-import pathlib
 
+import kbert.file_io as file_io
 from kbert.text.bert_tokenizer import BertTokenizer
 
 
-def _casing_from_name(directory: pathlib.Path) -> bool | None:
+def _casing_from_name(directory: str) -> bool | None:
     """True/False when the directory or a checkpoint file in it says "uncased"/"cased", else None."""
-    names = [directory.name] + sorted(p.name for p in directory.iterdir() if p.is_file())
+    names = [file_io.basename(directory)] + [
+        name for name in file_io.listdir(directory) if file_io.isfile(file_io.join(directory, name))]
     for name in names:
         name = name.lower()
         if "uncased" in name:
@@ -44,18 +44,15 @@ def load_tokenizer(path: str | os.PathLike, lowercase: bool | None = None) -> Be
     Example:
     >>> tok = load_tokenizer(kbert.pretrained.minilm_path())  # doctest: +SKIP
     """
-    path = pathlib.Path(path)
-    vocab_file = path if path.is_file() else path / "vocab.txt"
-    directory = vocab_file.parent
-    if not vocab_file.is_file():
+    path = file_io.fspath(path)
+    vocab_file = path if file_io.isfile(path) else file_io.join(path, "vocab.txt")
+    directory = file_io.dirname(vocab_file)
+    if not file_io.isfile(vocab_file):
         raise FileNotFoundError(f"no vocab.txt at {vocab_file}")
     strip_accents = None
-    config_file = directory / "tokenizer_config.json"
-    if lowercase is None and config_file.is_file():
-        try:
-            config = json.loads(config_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{config_file}: invalid JSON ({err})") from err
+    config_file = file_io.join(directory, "tokenizer_config.json")
+    if lowercase is None and file_io.isfile(config_file):
+        config = file_io.read_json(config_file)  # invalid JSON: a ValueError naming the file
         lowercase = bool(config.get("do_lower_case", True))
         if config.get("strip_accents") is not None:
             strip_accents = bool(config["strip_accents"])

@@ -16,6 +16,8 @@ import os
 import warnings
 from collections.abc import Iterator
 
+import kbert.file_io as file_io
+
 ENCODING_ERRORS = ("strict", "replace", "ignore")
 DEFAULT_ENCODING_ERRORS = "replace"
 
@@ -56,20 +58,19 @@ def read_lines(path: str | os.PathLike, encoding_errors: str = DEFAULT_ENCODING_
     """
     check_encoding_errors(encoding_errors)
     repaired = 0
-    with open(path, "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                if encoding_errors == "strict":
-                    raise ValueError(
-                        f"{path}:{line_number}: not valid UTF-8 ({error.reason}); use encoding_errors "
-                        "'replace' or 'ignore' (--encoding-errors) to repair such lines.") from None
-                line = raw.decode("utf-8", errors=encoding_errors)
-                repaired += 1
-            if line_number == 1:
-                line = line.lstrip("\ufeff")
-            yield line.rstrip("\r\n")
+    for line_number, raw in enumerate(file_io.iter_lines(path), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if encoding_errors == "strict":
+                raise ValueError(
+                    f"{path}:{line_number}: not valid UTF-8 ({error.reason}); use encoding_errors "
+                    "'replace' or 'ignore' (--encoding-errors) to repair such lines.") from None
+            line = raw.decode("utf-8", errors=encoding_errors)
+            repaired += 1
+        if line_number == 1:
+            line = line.lstrip("\ufeff")
+        yield line.rstrip("\r\n")
     if repaired:
         action = "replaced by U+FFFD" if encoding_errors == "replace" else "dropped"
         warnings.warn(

@@ -15,13 +15,13 @@ import importlib.util
 import json
 import math
 import os
-import pathlib
 import time
 import warnings
 from typing import Any
 
 import keras
 
+import kbert.file_io as file_io
 from kbert.training.strategy import is_chief
 from kbert.training.worker_outputs import backup_copy, write_dir
 
@@ -62,23 +62,24 @@ class StepCheckpoint(keras.callbacks.Callback):
         super().__init__()
         if save_every_steps < 1:
             raise ValueError(f"save_every_steps must be >= 1, got {save_every_steps}")
-        self.directory = pathlib.Path(directory)
+        self.directory = file_io.fspath(directory)
         self.save_every_steps = int(save_every_steps)
         self.total_steps = total_steps
         self.max_to_keep = max_to_keep
         self._last_saved: int | None = None
 
-    def checkpoints(self) -> list[pathlib.Path]:
+    def checkpoints(self) -> list[str]:
         """The saved checkpoints, oldest first."""
-        files = self.directory.glob("ckpt-*.weights.h5")
-        return sorted(files, key=lambda p: int(p.name[len("ckpt-"):].split(".")[0]))
+        files = file_io.glob(file_io.join(self.directory, "ckpt-*.weights.h5"))
+        return sorted(files, key=lambda p: int(file_io.basename(p)[len("ckpt-"):].split(".")[0]))
 
     def _save(self, step: int) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.model.save_weights(self.directory / f"ckpt-{step}.weights.h5", overwrite=True)
+        file_io.makedirs(self.directory)
+        # Keras stages a `.weights.h5` for a URL in a local temporary directory (h5py writes local files).
+        self.model.save_weights(file_io.join(self.directory, f"ckpt-{step}.weights.h5"), overwrite=True)
         if self.max_to_keep:
             for old in self.checkpoints()[: -self.max_to_keep]:
-                old.unlink()
+                file_io.remove(old)
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         step = _step(self.model)
@@ -123,13 +124,13 @@ def fit_steps(
     }
 
 
-def backup_dir(out_dir: str | os.PathLike) -> pathlib.Path:
+def backup_dir(out_dir: str | os.PathLike) -> str:
     """The run's `BackupAndRestore` directory, `out_dir/backup`.
 
     The chief writes it; in a multi-worker job every other worker restores from a copy of it and
     backs up to scratch (`kbert.training.worker_outputs.backup_copy`), so all resume the same step.
     """
-    return pathlib.Path(out_dir) / "backup"
+    return file_io.join(out_dir, "backup")
 
 
 def restored_step(out_dir: str | os.PathLike, save_every_steps: int) -> int:
@@ -138,11 +139,11 @@ def restored_step(out_dir: str | os.PathLike, save_every_steps: int) -> int:
     Use it before `fit` to `skip()` the batches the killed run already consumed (times
     `gradient_accumulation_steps` when gradients are accumulated).
     """
-    metadata = backup_dir(out_dir) / "training_metadata.json"
-    if not metadata.exists():
+    metadata = file_io.join(backup_dir(out_dir), "training_metadata.json")
+    if not file_io.exists(metadata):
         return 0
     try:
-        epoch = int(json.loads(metadata.read_text())["epoch"])
+        epoch = int(json.loads(file_io.read_text(metadata))["epoch"])
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{metadata}: unreadable Keras backup metadata ({e})") from None
     return epoch * save_every_steps
@@ -185,9 +186,8 @@ def training_callbacks(
     >>> [type(c).__name__ for c in callbacks][:2]
     ['BackupAndRestore', 'StepCheckpoint']
     """
-    out_dir = pathlib.Path(out_dir)
     chief = is_chief()
-    checkpoint_dir = write_dir(out_dir / "checkpoints")  # other workers: scratch
+    checkpoint_dir = write_dir(file_io.join(out_dir, "checkpoints"))  # other workers: scratch
     callbacks: list[keras.callbacks.Callback] = [
         keras.callbacks.BackupAndRestore(backup_copy(backup_dir(out_dir)), save_freq="epoch"),
         StepCheckpoint(checkpoint_dir, save_every_steps, total_steps, max_to_keep if chief else 1),
@@ -199,7 +199,7 @@ def training_callbacks(
             warnings.warn("TensorBoard logs are off: the `tensorboard` package is not installed")
         else:
             callbacks.append(
-                keras.callbacks.TensorBoard(str(out_dir / "logs"), update_freq=log_every_steps)
+                keras.callbacks.TensorBoard(file_io.join(out_dir, "logs"), update_freq=log_every_steps)
             )
     return callbacks
 
@@ -218,13 +218,13 @@ class HeldoutLogger(keras.callbacks.Callback):
 
     Example:
     >>> logger = HeldoutLogger("/tmp/kbert-run/heldout")
-    >>> logger.directory.name
+    >>> file_io.basename(logger.directory)
     'heldout'
     """
 
     def __init__(self, directory: str | os.PathLike, tensorboard_dir: str | os.PathLike | None = None) -> None:
         super().__init__()
-        self.directory = pathlib.Path(directory)
+        self.directory = file_io.fspath(directory)
         self.tensorboard_dir = tensorboard_dir
         if tensorboard_dir is not None and importlib.util.find_spec("tensorboard") is None:
             warnings.warn("Held-out TensorBoard scalars are off: the `tensorboard` package is not installed")
@@ -236,9 +236,8 @@ class HeldoutLogger(keras.callbacks.Callback):
         if not values:
             return
         step = _step(self.model)
-        self.directory.mkdir(parents=True, exist_ok=True)
         record = {"step": step, **values}
-        (self.directory / f"step_{step:06d}.json").write_text(json.dumps(record, indent=2) + "\n")
+        file_io.write_json(file_io.join(self.directory, f"step_{step:06d}.json"), record)
         if self.tensorboard_dir is not None:
             import tensorflow as tf
 

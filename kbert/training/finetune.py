@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import pathlib
 import time
 from typing import Any, Sequence
 
 import keras
 
+import kbert.file_io as file_io
 from kbert.convert.checkpoints import load_pretrained, read_config
 from kbert.models.bert_encoder import BertEncoder
 from kbert.tasks import Task, get_task, load_model, save_model
@@ -44,7 +44,7 @@ def _start(config: FinetuneConfig) -> tuple[keras.Model, BertTokenizer]:
     if config.vocab is None:
         raise ValueError("training from random weights (no init directory) needs a vocabulary file (--vocab)")
     tokenizer = load_tokenizer(config.vocab)
-    if pathlib.Path(config.preset).is_dir():  # a checkpoint's architecture, with fresh weights
+    if file_io.isdir(config.preset):  # a checkpoint's architecture, with fresh weights
         fields = {**read_config(config.preset).to_dict(), "vocab_size": tokenizer.vocabulary_size()}
         return BertEncoder(**fields), tokenizer
     return BertEncoder.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()), tokenizer
@@ -140,23 +140,23 @@ def finetune(task: Task | str, config: FinetuneConfig,
         train_seconds = trained - began
         first_step_end = first_step.ended or trained
         phases = {"load": began - started, "first_step": first_step_end - began, "train": trained - first_step_end}
-        out = pathlib.Path(write_dir(config.out))  # other workers: scratch, removed below
+        out = file_io.fspath(write_dir(config.out))  # other workers: scratch, removed below
         settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
         save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
                    truncate=preprocessor.truncate, **settings)
-        (out / HISTORY_FILE).write_text(json.dumps(
+        file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
             {"steps_per_epoch": steps // config.epochs,
-             "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n", encoding="utf-8")
+             "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")
         phases["save"] = time.perf_counter() - trained
         evaluating = time.perf_counter()
         metrics: dict[str, Any] = {}
         if validation_examples is not None:
             metrics = task.evaluate(model, validation_examples, preprocessor,
                                     batch_size=max(config.batch_size, 64), verbose=config.verbose)
-            (out / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+            file_io.write_json(file_io.join(out, METRICS_FILE), metrics)
         phases["evaluate"] = time.perf_counter() - evaluating
         phases = {name: phases[name] for name in PHASES}
-        (out / TIMINGS_FILE).write_text(json.dumps({"phase_seconds": phases}, indent=2) + "\n", encoding="utf-8")
+        file_io.write_json(file_io.join(out, TIMINGS_FILE), {"phase_seconds": phases})
     finally:
         set_mixed_precision(previous_policy if previous_policy != "float32" else "none")
         remove_scratch()

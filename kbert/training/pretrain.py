@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import pathlib
 from typing import Any
 
+import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS, BertConfig
 from kbert.constants import OBJECTIVES
 
@@ -88,9 +88,9 @@ class PretrainConfig:
     @classmethod
     def from_file(cls, path: str | os.PathLike, **overrides: Any) -> "PretrainConfig":
         """Reads a JSON or YAML file: run fields, plus BertConfig fields (top level or under "model")."""
-        path = pathlib.Path(path)
-        text = path.read_text(encoding="utf-8")
-        if path.suffix in (".yaml", ".yml"):
+        path = file_io.fspath(path)
+        text = file_io.read_text(path)
+        if os.path.splitext(path)[1] in (".yaml", ".yml"):
             import yaml
 
             data = yaml.safe_load(text) or {}
@@ -145,7 +145,7 @@ class PretrainConfig:
 def _is_tfrecord_dir(path: str) -> bool:
     from kbert.pretraining_data.tfrecords import METADATA_FILE
 
-    return os.path.isdir(path) and os.path.isfile(os.path.join(path, METADATA_FILE))
+    return file_io.isdir(path) and file_io.isfile(os.path.join(path, METADATA_FILE))
 
 
 def _tokenizer(config: PretrainConfig, vocab_dir: str | None):
@@ -286,8 +286,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
             heldout = heldout.rebatch(global_batch, drop_remainder=True).apply(
                 tf.data.experimental.assert_cardinality(rows // global_batch))
     heldout = _shard(heldout, strategy)  # in memory
-    out = pathlib.Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = file_io.fspath(config.out)
+    file_io.makedirs(out)
 
     base = (read_config(config.init) if config.init
             else BertConfig.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()))
@@ -325,7 +325,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     callbacks = training_callbacks(out, save_every, total_steps=config.steps, tensorboard=config.tensorboard,
                                    max_to_keep=config.keep_checkpoints or None)
     if heldout is not None and is_chief():
-        callbacks.append(HeldoutLogger(out / "heldout", out / "logs" / "heldout" if config.tensorboard else None))
+        callbacks.append(HeldoutLogger(file_io.join(out, "heldout"),
+                                       file_io.join(out, "logs", "heldout") if config.tensorboard else None))
     if config.max_minutes is not None:
         callbacks.append(TimeLimit(config.max_minutes))
     clock = StepClock(config.gradient_accumulation_steps)
@@ -355,6 +356,6 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     if is_chief():
         save_pretrained(pretrainer, out, vocabulary=tokenizer,
                         config=dataclasses.replace(encoder.bert_config, **own_rates))
-        (out / "history.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        file_io.write_json(file_io.join(out, "history.json"), summary, default=str)
     remove_scratch()  # the other workers' checkpoints and backups
     return summary

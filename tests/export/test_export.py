@@ -195,7 +195,7 @@ def test_atomic_version_write(tmp_path):
     version = root / "1"
 
     def crash(tmp):
-        assert (tmp / "saved_model.pb").is_file()  # mid-write: the graph is there, the rename is not
+        assert (pathlib.Path(tmp) / "saved_model.pb").is_file()  # mid-write: the graph is there, the rename is not
         raise RuntimeError("simulated crash")
 
     with pytest.raises(RuntimeError, match="simulated crash"):

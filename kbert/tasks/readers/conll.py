@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Sequence
 
+import kbert.file_io as file_io
+
 Example = dict[str, Any]
 
 # Column names for the CoNLL-2003 layout `token POS chunk NER`; the same names work for tfds conll2003.
@@ -64,7 +66,7 @@ def read_conll(
             words.clear()
             tags.clear()
 
-    with open(path, encoding="utf-8-sig") as handle:
+    with file_io.text_stream(path, "utf-8-sig") as handle:
         for line_number, line in enumerate(handle, start=1):
             fields = line.split()
             if not fields:

@@ -15,6 +15,8 @@ import math
 import os
 from typing import Any, Iterator, Sequence
 
+import kbert.file_io as file_io
+
 Example = dict[str, Any]
 
 _FORMATS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -38,7 +40,7 @@ def _delimited_rows(path: str, file_format: str, header: bool = True
     With a header, line 1 is the header and yields `{"__header__": names}`; without one, the first row's
     width is the file's. Short rows get None for missing fields; a longer row is an error.
     """
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with file_io.text_stream(path, "utf-8-sig", newline="") as handle:
         if file_format == "tsv":
             # GLUE TSVs are unquoted: a stray '"' in a sentence is text, not a quote (QUOTE_NONE).
             reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
@@ -69,7 +71,7 @@ def _delimited_rows(path: str, file_format: str, header: bool = True
 def jsonl_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of a JSON-lines file; ValueError names a bad line."""
     path = os.fspath(path)
-    with open(path, encoding="utf-8-sig") as handle:
+    with file_io.text_stream(path, "utf-8-sig") as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

@@ -14,6 +14,7 @@ import os
 import re
 from typing import Any, Iterable, Sequence
 
+import kbert.file_io as file_io
 from kbert.tasks.readers.conll import iob1_to_iob2, read_conll
 from kbert.tasks.readers.local_files import read_classification_file
 from kbert.tasks.readers.space_separated import TAG_FORMATS, detect_tag_format, read_space_separated_tags
@@ -78,7 +79,7 @@ def _split(source: DataSource, split: str | None) -> str:
 
 
 def _require_file(path: str) -> None:
-    if not os.path.isfile(path):
+    if not file_io.isfile(path):
         raise FileNotFoundError(f"{path}: no such file (for a tfds dataset write tfds:NAME[:SPLIT])")
 
 

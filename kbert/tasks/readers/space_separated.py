@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import kbert.file_io as file_io
 from kbert.tasks.readers.conll import tag_parts
 
 Example = dict[str, Any]
@@ -49,7 +50,7 @@ def detect_tag_format(path: str | os.PathLike) -> str:
     if os.path.splitext(path)[1].lower() != ".tsv":
         return "conll"
     rows = longest = 0
-    with open(path, encoding="utf-8-sig") as handle:
+    with file_io.text_stream(path, "utf-8-sig") as handle:
         for line in handle:
             if not line.strip():
                 continue
@@ -88,7 +89,7 @@ def read_space_separated_tags(path: str | os.PathLike) -> list[Example]:
     """
     path = os.fspath(path)
     examples: list[Example] = []
-    with open(path, encoding="utf-8-sig") as handle:
+    with file_io.text_stream(path, "utf-8-sig") as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

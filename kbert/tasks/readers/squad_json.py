@@ -13,6 +13,8 @@ import os
 import warnings
 from typing import Any, Mapping, Sequence
 
+import kbert.file_io as file_io
+
 Example = dict[str, Any]
 
 
@@ -202,7 +204,7 @@ def read_squad_json(
     True
     """
     path = os.fspath(path)
-    with open(path, encoding="utf-8") as handle:
+    with file_io.text_stream(path) as handle:
         try:
             data = json.load(handle)
         except json.JSONDecodeError as error:

@@ -1,0 +1,334 @@
+"""Files at any TensorFlow path: local, `gs://`, `hdfs://`, `ram://`, all through `tf.io.gfile`.
+
+Every file kbert reads or writes goes through these helpers (or an API built on `tf.io.gfile`, such as
+`tf.data.TFRecordDataset`, `tf.saved_model` or `tf.summary`), so a path a user gives may be a cloud
+URL. Errors name the path as it was given: a missing `ram://bucket/x` raises `FileNotFoundError` naming
+`ram://bucket/x`, not TensorFlow's `NotFoundError`.
+
+Object stores have no real directories: `write_bytes` and `write_text` create the parent first (on
+`ram://` only created directories are listed), and `move_dir` renames file by file where a directory
+rename is not one atomic step (everywhere but the local disk).
+
+Example:
+    >>> import kbert.file_io as file_io
+    >>> file_io.write_text("ram://kbert-doc/a/b.txt", "hello\\n")
+    >>> file_io.read_text("ram://kbert-doc/a/b.txt")
+    'hello\\n'
+    >>> file_io.glob("ram://kbert-doc/**/*.txt")
+    ['ram://kbert-doc/a/b.txt']
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import posixpath
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+PathLike = str | os.PathLike
+
+
+class _LazyTF:
+    """`tf.io.gfile` and `tf.errors`, imported at first use: importing this module stays cheap (the CLI)."""
+
+    @property
+    def gfile(self):
+        import tensorflow as tf
+
+        return tf.io.gfile
+
+    @property
+    def NotFoundError(self):
+        import tensorflow as tf
+
+        return tf.errors.NotFoundError
+
+
+_tf = _LazyTF()
+
+
+def fspath(path: PathLike) -> str:
+    """The path as a string (`pathlib.Path` and `str` alike)."""
+    return os.fspath(path)
+
+
+def is_local(path: PathLike) -> bool:
+    """True for a path on the local file system (no `scheme://`, or `file://`)."""
+    path = fspath(path)
+    return "://" not in path or path.startswith("file://")
+
+
+def join(*parts: PathLike) -> str:
+    """Joins path parts with "/" (URLs keep their `scheme://`)."""
+    parts = [fspath(p) for p in parts]
+    return os.path.join(*parts) if is_local(parts[0]) else posixpath.join(*parts)
+
+
+def basename(path: PathLike) -> str:
+    """The last part of a path, ignoring a trailing "/"."""
+    return posixpath.basename(fspath(path).rstrip("/"))
+
+
+def dirname(path: PathLike) -> str:
+    """The parent of a path, ignoring a trailing "/" ("." for a bare local file name)."""
+    path = fspath(path).rstrip("/")
+    scheme, sep, rest = path.rpartition("://")
+    if sep and "/" not in rest:
+        return scheme + sep  # "gs://bucket" -> "gs://"
+    return posixpath.dirname(path) or "."
+
+
+def walk(top: PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`(directory, subdirectory names, file names)` for `top` and every directory below it."""
+    return _tf.gfile.walk(fspath(top))
+
+
+def exists(path: PathLike) -> bool:
+    return _tf.gfile.exists(fspath(path))
+
+
+def isdir(path: PathLike) -> bool:
+    return _tf.gfile.isdir(fspath(path))
+
+
+def isfile(path: PathLike) -> bool:
+    return _tf.gfile.exists(fspath(path)) and not _tf.gfile.isdir(fspath(path))
+
+
+def makedirs(path: PathLike) -> None:
+    """Creates a directory and its parents; an existing one is fine."""
+    _tf.gfile.makedirs(fspath(path))
+
+
+def size(path: PathLike) -> int:
+    """The file's size in bytes."""
+    try:
+        return _tf.gfile.stat(fspath(path)).length
+    except _tf.NotFoundError:
+        raise FileNotFoundError(f"file not found: {fspath(path)}") from None
+
+
+def listdir(path: PathLike) -> list[str]:
+    """The sorted names (not paths) in a directory."""
+    try:
+        return sorted(name.rstrip("/") for name in _tf.gfile.listdir(fspath(path)))
+    except _tf.NotFoundError:
+        raise FileNotFoundError(f"directory not found: {fspath(path)}") from None
+
+
+def _glob_regex(pattern: str) -> re.Pattern:
+    """`**/` is zero or more directories, `**` anything, `*` and `?` stop at "/", `[...]` as in fnmatch."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1:]:
+            end = pattern.index("]", i + 1)
+            body = pattern[i + 1:end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob(pattern: PathLike) -> list[str]:
+    """The sorted paths matching a glob; `**` matches any number of directories (as `recursive=True`)."""
+    pattern = fspath(pattern)
+    if "**" not in pattern:
+        return sorted(_tf.gfile.glob(pattern))
+    root = pattern[:pattern.index("**")]
+    root = root[:root.rfind("/") + 1] if "/" in root else ""
+    if re.search(r"[*?\[]", root):
+        root = dirname(root[:re.search(r"[*?\[]", root).start()]) + "/"
+    regex = _glob_regex(pattern)
+    found = []
+    for directory, subdirs, files in _tf.gfile.walk(root or "."):
+        for name in list(subdirs) + list(files):
+            path = join(directory, name.rstrip("/"))
+            if not root:
+                path = os.path.relpath(path, ".")
+            if regex.match(path) and _tf.gfile.exists(path):  # exists: not a ram:// phantom (see rmtree)
+                found.append(path)
+    return sorted(set(found))
+
+
+def open_file(path: PathLike, mode: str = "r") -> "tf.io.gfile.GFile":
+    """A `tf.io.gfile.GFile`; reading a missing file raises `FileNotFoundError` naming it."""
+    path = fspath(path)
+    if "r" in mode and not _tf.gfile.exists(path):
+        raise FileNotFoundError(f"file not found: {path}")
+    if any(m in mode for m in "wa"):
+        parent = dirname(path)
+        if not parent.endswith("://") and not _tf.gfile.exists(parent):
+            _tf.gfile.makedirs(parent)
+    return _tf.gfile.GFile(path, mode)
+
+
+def iter_lines(path: PathLike, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    """The lines of a file as bytes, each with its "\n" (the last may lack one), read in 1 MiB chunks.
+
+    Iterating a `GFile` reads a line per call into TensorFlow, about 15 times slower than this.
+    """
+    with open_file(path, "rb") as f:
+        tail = b""
+        while True:
+            chunk = f.read(chunk_size)
+            if not chunk:
+                break
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                yield line + b"\n"
+        if tail:
+            yield tail
+
+
+def read_bytes(path: PathLike) -> bytes:
+    with open_file(path, "rb") as f:
+        return f.read()
+
+
+def read_text(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> str:
+    """The file decoded (`encoding="utf-8-sig"` drops a BOM). Line endings are left as they are."""
+    return read_bytes(path).decode(encoding, errors)
+
+
+def text_stream(path: PathLike, encoding: str = "utf-8", newline: str | None = None) -> io.StringIO:
+    """The file as a text stream for `csv` and line readers (`newline` as in `open`: None translates
+    "\\r\\n" to "\\n", "" keeps endings for `csv`). The whole file is read into memory."""
+    return io.StringIO(read_text(path, encoding), newline=newline)
+
+
+def read_json(path: PathLike) -> Any:
+    """A JSON file; invalid JSON raises ValueError naming the file."""
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{fspath(path)}: invalid JSON ({err})") from err
+
+
+def write_bytes(path: PathLike, data: bytes) -> None:
+    """Writes a file, creating its directory."""
+    with open_file(path, "wb") as f:
+        f.write(data)
+
+
+def write_text(path: PathLike, text: str, encoding: str = "utf-8") -> None:
+    write_bytes(path, text.encode(encoding))
+
+
+def write_json(path: PathLike, value: Any, indent: int | None = 2, **kwargs: Any) -> None:
+    """Writes `json.dumps(value)` and a final newline."""
+    write_text(path, json.dumps(value, indent=indent, **kwargs) + "\n")
+
+
+def remove(path: PathLike, missing_ok: bool = True) -> None:
+    """Deletes a file."""
+    try:
+        _tf.gfile.remove(fspath(path))
+    except _tf.NotFoundError:
+        if not missing_ok:
+            raise FileNotFoundError(f"file not found: {fspath(path)}") from None
+
+
+def rmtree(path: PathLike) -> None:
+    """Deletes a directory and everything in it; a missing one is fine."""
+    path = fspath(path)
+    if _tf.gfile.exists(path):
+        try:
+            _tf.gfile.rmtree(path)
+        except _tf.NotFoundError:
+            # ram:// lists "a.b/c" inside "a" as ".b/c" too, fails to delete that, and has deleted the rest.
+            if _tf.gfile.exists(path):
+                raise
+
+
+def copy(src: PathLike, dst: PathLike, overwrite: bool = True) -> None:
+    """Copies a file, across file systems too."""
+    src, dst = fspath(src), fspath(dst)
+    if not _tf.gfile.exists(src):
+        raise FileNotFoundError(f"file not found: {src}")
+    parent = dirname(dst)
+    if not parent.endswith("://") and not _tf.gfile.exists(parent):
+        _tf.gfile.makedirs(parent)
+    _tf.gfile.copy(src, dst, overwrite=overwrite)
+
+
+def rename(src: PathLike, dst: PathLike, overwrite: bool = False) -> None:
+    """Renames a file (for a directory use `move_dir`)."""
+    src, dst = fspath(src), fspath(dst)
+    if not _tf.gfile.exists(src):
+        raise FileNotFoundError(f"file not found: {src}")
+    _tf.gfile.rename(src, dst, overwrite=overwrite)
+
+
+def same_file(a: PathLike, b: PathLike) -> bool:
+    """Whether two paths name the same file (local paths are resolved, URLs compared as text)."""
+    a, b = fspath(a), fspath(b)
+    if is_local(a) and is_local(b):
+        return os.path.realpath(a) == os.path.realpath(b)
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def temp_sibling(path: PathLike, tag: str = "tmp") -> str:
+    """A fresh hidden name beside `path` (`DIR/.NAME.tmp-HEX`), on the same file system, for write-then-rename."""
+    path = fspath(path).rstrip("/")
+    return join(dirname(path), f".{basename(path)}.{tag}-{uuid.uuid4().hex[:12]}")
+
+
+def move_dir(src: PathLike, dst: PathLike) -> None:
+    """Renames directory `src` to `dst` (which must not exist).
+
+    Locally this is one atomic `rename`. Object stores (gs://, ram://, ...) have no directory rename:
+    each file is renamed in turn and `src` removed, so a reader may see a partial `dst` meanwhile; write
+    to a `temp_sibling` first so that `dst` at least never holds a half-written file.
+    """
+    src, dst = fspath(src).rstrip("/"), fspath(dst).rstrip("/")
+    if is_local(src) and is_local(dst):
+        _tf.gfile.rename(src, dst)
+        return
+    _tf.gfile.makedirs(dst)
+    for directory, subdirs, files in list(_tf.gfile.walk(src)):
+        target = dst + directory[len(src):]
+        for name in subdirs:
+            _tf.gfile.makedirs(join(target, name.rstrip("/")))
+        for name in files:
+            if _tf.gfile.exists(join(directory, name)):  # not one of ram://'s phantom ".extra" entries (see rmtree)
+                _tf.gfile.rename(join(directory, name), join(target, name), overwrite=True)
+    rmtree(src)
+
+
+def load_keras_model(path: PathLike, compile: bool = True):
+    """`keras.saving.load_model` of a `.keras` file at any path, without a local copy.
+
+    Keras 3 copies a remote `.keras` file into a local temporary directory before reading it; here the
+    file is read into memory and handed to Keras' own zip reader instead (its `saving_lib.load_model`
+    takes a file object). A Keras without that reader gets the path, and makes its local copy.
+    """
+    import keras
+
+    path = fspath(path)
+    if is_local(path):
+        return keras.saving.load_model(path, compile=compile)
+    data = io.BytesIO(read_bytes(path))
+    try:
+        from keras.src.saving import saving_lib
+    except ImportError:
+        return keras.saving.load_model(path, compile=compile)
+    return saving_lib.load_model(data, compile=compile)
