@@ -36,8 +36,7 @@ TEST_REQUIRES = [
     "nbclient>=0.10",
     "nbformat>=5.9",
     "ipykernel>=6",
-    *NOTEBOOKS_REQUIRES,  # tests/test_notebooks.py runs the notebooks
-]
+] + NOTEBOOKS_REQUIRES  # tests/test_notebooks.py runs the notebooks
 
 # `kbert create-pretraining-data --beam`. 2.74+ keeps TF 2.21's numpy, grpcio (tensorboard needs >= 1.74) and
 # protobuf 6; Beam caps protobuf < 7, pillow < 13 and pyarrow < 26, which TensorFlow 2.20 and 2.21 accept.
