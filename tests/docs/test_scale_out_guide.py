@@ -16,7 +16,6 @@ GUIDE = ROOT / "docs" / "scale-out.md"
 # Flags the guide uses whose code is still being merged (issue 44). A command that needs one while the
 # CLI lacks it is an expected failure that names it; once the flag exists the command must parse.
 # An entry can go once its flag is in the CLI.
-PENDING = {"finetune": {"--jit-compile"}, "create-pretraining-data": {"--beam"}}
 SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")"}
 BEAM_OPTION = re.compile(r"--[a-z][a-z0-9]*(_[a-z0-9]+)*(=.*)?$")  # Beam's options are snake_case
 
@@ -79,7 +78,7 @@ def test_guide_has_the_commands_of_the_issue():
     seen = {" ".join(argv[:2]) for argv in guide_commands()}
     assert {"pretrain --train-data", "finetune classify", "create-pretraining-data --beam"} <= seen, seen
     text = GUIDE.read_text(encoding="utf-8")
-    for needed in ("--strategy tpu --jit-compile", "--strategy multi_worker", "TF_CONFIG=",
+    for needed in ("--strategy tpu --tpu local --jit-compile", "--strategy multi_worker", "TF_CONFIG=",
                    "--runner=DataflowRunner", "--runner=DirectRunner", "tensorflow-tpu==2.20.0", "ram://"):
         assert needed in text, f"docs/scale-out.md lacks {needed!r}"
 
@@ -102,14 +101,11 @@ def test_guide_command_parses(argv):
     except SystemExit:
         pytest.fail(f"`kbert {' '.join(argv)}` does not parse (argparse's message is above)")
     flags = {token.split("=")[0] for token in unknown if token.startswith("-")}
-    missing = flags & PENDING.get(name, set())
-    others = flags - missing
+    others = set(flags)
     if name == "create-pretraining-data" and "--beam" in argv:
         # kbert's own flags are kebab-case; what it does not know goes to Beam unchanged.
         others = {flag for flag in others if not BEAM_OPTION.match(flag)}
     assert not others, f"`kbert {' '.join(argv)}`: unknown flags {sorted(others)}"
-    if missing:
-        pytest.xfail(f"not in the CLI yet: {sorted(missing)}")
 
 
 def test_guide_paths_are_cloud_urls():
