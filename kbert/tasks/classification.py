@@ -25,11 +25,7 @@ class ClassificationTask(ClassificationSettings, Task):
     """One text or a text pair -> a class; `BertClassifier` on the pooled `[CLS]` vector.
 
     Args:
-        text_column: text column: a name or a 0-based number (files: default "text"; tfds: its own).
-        text_pair_column: second text column for sentence pairs.
-        label_column: label column, a name or a 0-based number.
-        header: CSV / TSV files start with a header row (False: columns are numbers).
-        regression: float labels and one output (MSE); None detects it from the labels.
+        The fields of `ClassificationSettings` (its flags and `task.json` entries); and
         labels: the class names in id order (set by `prepare` from the training data).
 
     Example:

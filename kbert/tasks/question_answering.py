@@ -29,13 +29,7 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
     windows (`kbert.tasks.span_decoding`), the same search the serving graph runs on its one window.
 
     Args:
-        doc_stride: tokens between window starts.
-        max_query_length: questions are cut to this many tokens.
-        max_answer_length: longest answer in tokens, in evaluation and serving.
-        null_score_diff_threshold: SQuAD 2.0: answer "" when the no-answer score beats the best span
-            by more than this.
-        strict_answers: stop at the first answer whose answer_start does not point at its text; by
-            default such answers are skipped with a warning that counts and names them.
+        The fields of `QuestionAnsweringSettings` (its flags and `task.json` entries).
 
     Example:
     >>> QuestionAnsweringTask(doc_stride=64).info()["doc_stride"]

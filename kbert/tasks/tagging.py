@@ -29,9 +29,7 @@ class TaggingTask(TaggingSettings, Task):
     """A label per word; `BertTokenClassifier` predicts it on each word's first WordPiece.
 
     Args:
-        tag_column: CoNLL column ("ner", "pos", "chunk" or a 0-based number) or tfds feature.
-        tag_format: "conll" (token-per-line columns) or "spaces" (a TSV row per sentence: tokens, then
-            tags, each separated by spaces, as MSRA NER ships); None detects it from the file.
+        The fields of `TaggingSettings` (its flags and `task.json` entries); and
         labels: the tag names in id order (set by `prepare` from the training data).
 
     Example:
