@@ -21,39 +21,12 @@ import pathlib
 import tempfile
 import time
 
+from kbert.pretraining_data.data_stats import record_stats
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora" / "en_gutenberg_nltk"
 DIRECT_2_WORKERS = ["--runner=DirectRunner", "--direct_num_workers=2", "--direct_running_mode=multi_processing"]
-
-
-def record_stats(directory: str | os.PathLike) -> dict:
-    """Parity figures of a `create-pretraining-data` output directory, read back from its shards.
-
-    Returns:
-        {"instances": int, "features": {name: (kind, length)}, "nsp_positive": float (share of label 0,
-        "B follows A"), "mean_real_tokens": float (non-padding tokens per instance)}.
-    """
-    import numpy as np
-    import tensorflow as tf
-
-    from kbert.pretraining_data.tfrecords import tfrecord_files
-
-    features: dict[str, tuple[str, int]] = {}
-    count = positives = real = 0
-    for path in tfrecord_files(directory):
-        for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
-            example = tf.train.Example.FromString(raw).features.feature
-            for name, feature in example.items():
-                kind = feature.WhichOneof("kind")
-                shape = (kind, len(getattr(feature, kind).value))
-                if features.setdefault(name, shape) != shape:
-                    raise ValueError(f"{path}: feature {name} is {shape}, earlier records had {features[name]}.")
-            count += 1
-            positives += example["next_sentence_label"].int64_list.value[0] == 0
-            real += int(np.sum(example["padding_mask"].int64_list.value))
-    return {"instances": count, "features": dict(sorted(features.items())),
-            "nsp_positive": positives / max(count, 1), "mean_real_tokens": real / max(count, 1)}
 
 
 def corpus_slice(workdir: pathlib.Path, max_mb: float) -> tuple[list[pathlib.Path], float]:

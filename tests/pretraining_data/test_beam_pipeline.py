@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from benchmarks.beam_throughput import record_stats
+from kbert.pretraining_data.data_stats import record_stats
 from kbert.cli.main import main
 from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec
 from kbert.pretraining_data.tfrecords import load_pretraining_dataset
