@@ -64,8 +64,9 @@ def input_order(config: dict[str, Any], signature: str, names: Sequence[str], po
 def output_trims(config: dict[str, Any], signature: str, outputs: Sequence[str]) -> dict[str, list[str]]:
     """`{count output: [outputs padded past it]}` of a signature, from the export's config.
 
-    An export without it (written before the config recorded it) followed one convention, used here:
-    `num_<name>s` counts the rows of the outputs named `<name>_...`.
+    An export without it (written before the config recorded it) followed one naming convention, used
+    here: `num_<names>` counts the rows of the outputs named `<name>_...` (`num_boxes` -> `box_...`,
+    `num_categories` -> `category_...`).
     """
     from kbert.export.export_config import signature_spec
 
@@ -74,10 +75,16 @@ def output_trims(config: dict[str, Any], signature: str, outputs: Sequence[str])
         return {str(count): [str(o) for o in padded] for count, padded in spec.get("trim", {}).items()}
     trims = {}
     for count in outputs:
-        if count.startswith("num_") and count.endswith("s"):
-            prefix = count[len("num_"):-1] + "_"
-            trims[count] = [o for o in outputs if o.startswith(prefix)]
+        plural = count[len("num_"):] if count.startswith("num_") else ""
+        if plural.endswith("s"):
+            trims[count] = [o for o in outputs if o.startswith(_singular(plural) + "_")]
     return trims
+
+
+def _singular(plural: str) -> str:
+    if plural.endswith("ies"):
+        return plural[:-3] + "y"
+    return plural[:-2] if plural.endswith("xes") else plural[:-1]
 
 
 def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[str, str]]:
