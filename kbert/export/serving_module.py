@@ -13,7 +13,7 @@ from kbert.text import BertTokenizer
 
 
 class ServingModule(tf.Module):
-    """Strings in, answers out: the signatures of a kbert export.
+    """Strings in, predictions out: the signatures of a kbert export.
 
     Written as a plain `tf.Module` rather than `keras.export.ExportArchive`: the archive saves every
     weight twice (once per Keras variable, once per captured `tf.Variable`), while this module tracks each
