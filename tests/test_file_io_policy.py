@@ -20,6 +20,8 @@ ALLOW = {
                                       "local temp dir (export() passes one on OUT's file system)",
     "kbert/export/tflite.py:interpreter": "LiteRT reads a local .tflite itself; checking it with os.path keeps "
                                           "`kbert predict model.tflite` free of TensorFlow",
+    "kbert/export/export_config.py:read_export_config": "the config beside a local .tflite, read without loading "
+                                                        "TensorFlow (as LiteRT reads the file itself)",
     "kbert/precision.py:cpu_flags": "/proc/cpuinfo, this machine's own file (and the module must not load TensorFlow)",
     "kbert/training/worker_outputs.py:_scratch": "a non-chief worker's scratch outputs are local and private by "
                                                  "design, removed at the end",

@@ -1,4 +1,12 @@
-"""`kbert predict EXPORT "text" ...`: run a kbert SavedModel export or `.tflite` file, one JSON line each."""
+"""`kbert predict EXPORT "text" ...`: run a kbert SavedModel export or `.tflite` file, one JSON line each.
+
+The export's config file (`assets/kbert_export.json`, `kbert.export.export_config`) says, per signature,
+the order of its inputs (positional texts fill them in turn) and which outputs are padded per row past a
+count output (each row is cut to its count). A `.tflite` file reads the config of the export directory it
+sits in. Without one (a lone `.tflite` file, or an export written before the config named the inputs), a
+one-input signature takes texts as before, and a signature of several inputs takes them by name with
+`--input`.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +14,77 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from kbert.cli.main import UsageError
 
-INPUT_KEYS = ("text", "text_pair", "question", "context")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("export",
                         help="a kbert export directory (SavedModel) or a .tflite file (e.g. EXPORT/model.tflite)")
-    parser.add_argument("texts", nargs="*", help="texts; for QA, alternate question and context")
+    parser.add_argument("texts", nargs="*",
+                        help="texts; for a signature of several inputs, one of each in turn, in the order the "
+                             "export's assets/kbert_export.json gives")
     parser.add_argument("--input", default=None,
-                        help='JSON lines with "text" (and "text_pair"), or "question" and "context"')
+                        help="JSON lines with one field per signature input (e.g. \"text\" and \"text_pair\")")
     parser.add_argument("--signature", default="serving_default", help="signature to run")
+
+
+def input_order(config: dict[str, Any], signature: str, names: Sequence[str], positional: bool) -> list[str]:
+    """The signature's input names in call order, from the export's config.
+
+    Args:
+        config: the export's config (`{}` when it has none).
+        signature: the signature's name.
+        names: its input names, as the model lists them.
+        positional: texts are given on the command line (they need the order).
+
+    Raises:
+        UsageError: the config disagrees with the model, or several inputs have no recorded order and
+            texts are given positionally.
+    """
+    from kbert.export.export_config import signature_spec
+
+    spec = signature_spec(config, signature)
+    if spec is not None:
+        declared = [str(n) for n in spec.get("inputs", [])]
+        if sorted(declared) != sorted(names):
+            raise UsageError(f"the export's config gives signature {signature!r} the inputs {declared}, but the "
+                             f"model takes {sorted(names)}")
+        return declared
+    if len(names) > 1 and positional:
+        raise UsageError(f"signature {signature!r} takes {', '.join(sorted(names))}, and the export records no "
+                         f"order for them (no assets/kbert_export.json naming its inputs): give them by name, as "
+                         f"JSON lines with --input")
+    return sorted(names)
+
+
+def output_trims(config: dict[str, Any], signature: str, outputs: Sequence[str]) -> dict[str, list[str]]:
+    """`{count output: [outputs padded past it]}` of a signature, from the export's config.
+
+    An export without it (written before the config recorded it) followed one naming convention, used
+    here: `num_<names>` counts the rows of the outputs named `<name>_...` (`num_boxes` -> `box_...`,
+    `num_categories` -> `category_...`).
+    """
+    from kbert.export.export_config import signature_spec
+
+    spec = signature_spec(config, signature)
+    if spec is not None:
+        return {str(count): [str(o) for o in padded] for count, padded in spec.get("trim", {}).items()}
+    trims = {}
+    for count in outputs:
+        plural = count[len("num_"):] if count.startswith("num_") else ""
+        if plural.endswith("s"):
+            trims[count] = [o for o in outputs if o.startswith(_singular(plural) + "_")]
+    return trims
+
+
+def _singular(plural: str) -> str:
+    if plural.endswith("ies"):
+        return plural[:-3] + "y"
+    return plural[:-2] if plural.endswith("xes") else plural[:-1]
 
 
 def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[str, str]]:
@@ -38,28 +101,25 @@ def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[s
                 raise ValueError(f"{args.input}:{number}: missing field(s) {', '.join(missing)}")
             rows.append({n: str(row[n]) for n in input_names})
     texts = list(args.texts)
-    if len(input_names) == 2:
-        if len(texts) % 2:
-            raise ValueError(f"this signature takes {input_names}: give the texts in pairs")
-        rows += [dict(zip(input_names, texts[i:i + 2])) for i in range(0, len(texts), 2)]
-    else:
-        rows += [{input_names[0]: t} for t in texts]
+    width = len(input_names)
+    if len(texts) % width:
+        raise ValueError(f"this signature takes {', '.join(input_names)}: give the texts in groups of {width}, "
+                         f"in that order")
+    rows += [dict(zip(input_names, texts[i:i + width])) for i in range(0, len(texts), width)]
     return rows
 
 
-def rows_of(outputs: dict[str, Any], n: int) -> Iterator[dict[str, Any]]:
-    """Splits batched outputs into one JSON-able dict per input, dropping -1 / "" padding columns."""
+def rows_of(outputs: dict[str, Any], n: int, trims: dict[str, list[str]] | None = None) -> Iterator[dict[str, Any]]:
+    """Splits batched outputs into one JSON-able dict per input, cutting each `trims` output of a row to the
+    row's count (the padding past it dropped)."""
     arrays = {k: np.asarray(v) for k, v in outputs.items()}
     for i in range(n):
-        row = {}
-        for key, value in arrays.items():
-            row[key] = _jsonable(value[i])
-        for prefix in ("word", "entity"):
-            count = row.get(f"num_{prefix}s")
-            if count is not None:
-                for key in row:
-                    if key.startswith(prefix + "_") and isinstance(row[key], list):
-                        row[key] = row[key][:count]
+        row = {key: _jsonable(value[i]) for key, value in arrays.items()}
+        for count, padded in (trims or {}).items():
+            if isinstance(row.get(count), int):
+                for key in padded:
+                    if isinstance(row.get(key), list):
+                        row[key] = row[key][:row[count]]
         yield row
 
 
@@ -74,15 +134,18 @@ def _jsonable(value):
 
 
 def run(args: argparse.Namespace) -> int:
-    if os.path.splitext(args.export)[1] == ".tflite":
+    from kbert.export.export_config import TFLITE_SUFFIX, read_export_config
+
+    positional = bool(args.texts)
+    if os.path.splitext(args.export)[1] == TFLITE_SUFFIX:
         from kbert.export import tflite
 
         interp = tflite.interpreter(args.export)
+        config = read_export_config(args.export)
         signatures = interp.get_signature_list()
         _check_signature(args.signature, signatures)
-        names = list(signatures[args.signature]["inputs"])
-        # Signature inputs in call order: question before context, text before text_pair.
-        names.sort(key=lambda n: INPUT_KEYS.index(n) if n in INPUT_KEYS else 9)
+        names = input_order(config, args.signature, list(signatures[args.signature]["inputs"]), positional)
+        trims = output_trims(config, args.signature, list(signatures[args.signature]["outputs"]))
         rows = read_inputs(args, names)
         print("precision: float32 (TFLite)", file=sys.stderr)
         outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, args.signature)
@@ -95,31 +158,25 @@ def run(args: argparse.Namespace) -> int:
         if not file_io.isfile(file_io.join(args.export, "saved_model.pb")):
             raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")
         loaded = tf.saved_model.load(args.export)
-        _print_precision(args.export)
+        config = read_export_config(args.export)
+        _print_precision(config)
         _check_signature(args.signature, loaded.signatures)
         fn = loaded.signatures[args.signature]
-        names = sorted(fn.structured_input_signature[1], key=lambda n: INPUT_KEYS.index(n)
-                       if n in INPUT_KEYS else 9)
+        names = input_order(config, args.signature, list(fn.structured_input_signature[1]), positional)
+        trims = output_trims(config, args.signature, list(fn.structured_outputs))
         rows = read_inputs(args, names)
         outputs = {k: v.numpy() for k, v in fn(**{n: tf.constant([r[n] for r in rows], tf.string)
                                                    for n in names}).items()}
-    for row in rows_of(outputs, len(rows)):
+    for row in rows_of(outputs, len(rows), trims):
         print(json.dumps(row, ensure_ascii=False, sort_keys=True))
     return 0
 
 
-def _print_precision(export: str) -> None:
-    """Prints the export's precision (its config file's `precision`; float32 before it was recorded) on
-    stderr, and the warning when it is bfloat16 and this CPU has no native bfloat16."""
-    import tensorflow as tf
-
+def _print_precision(config: dict[str, Any]) -> None:
+    """Prints the export's precision (its config's `precision`; float32 before it was recorded) on stderr,
+    and the warning when it is bfloat16 and this CPU has no native bfloat16."""
     from kbert.precision import bf16_warning
 
-    path = f"{export}/assets/kbert_export.json"
-    config = {}
-    if tf.io.gfile.exists(path):
-        with tf.io.gfile.GFile(path) as f:
-            config = json.loads(f.read())
     precision = config.get("precision", "float32")
     print(f"precision: {precision}", file=sys.stderr)
     message = bf16_warning() if precision == "bfloat16" else None

@@ -9,7 +9,9 @@ _EXPORTS = {
     "export": "kbert.export.savedmodel",
     "load_source": "kbert.export.savedmodel",
     "read_warmup": "kbert.export.savedmodel",
+    "read_export_config": "kbert.export.export_config",
     "ServingModule": "kbert.export.serving_module",
 }
-__all__ = ["ExportSource", "ServingModule", "build_module", "export", "load_source", "read_warmup"]
+__all__ = ["ExportSource", "ServingModule", "build_module", "export", "load_source", "read_export_config",
+           "read_warmup"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

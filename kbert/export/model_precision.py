@@ -21,8 +21,7 @@ def with_precision(model: keras.Model, precision: str) -> keras.Model:
     untouched.
 
     Args:
-        model: a `BertEncoder` or a task model holding one (`BertClassifier`, `BertTokenClassifier`,
-            `BertQuestionAnswerer`).
+        model: a `BertEncoder` or a task model holding one as its `encoder` (`BertClassifier`, ...).
         precision: "float32" or "bfloat16". A model already in `precision` is returned itself.
 
     Returns:

@@ -5,6 +5,10 @@
     OUT/assets.extra/tf_serving_warmup_requests        PredictionLog records, one per signature
     OUT/model.tflite                          with --tflite (TF Serving ignores it)
 
+The config file (`kbert.export.export_config`) records what the task declares for each signature: its
+inputs in call order, its outputs and the padded outputs a count trims; `kbert predict` reads them there.
+The warmup requests are the task's `example_requests` for each signature's inputs.
+
 OUT may be `export/models/NAME/VERSION`: everything is written to a hidden temporary directory beside OUT
 and renamed into place at the end, so a server polling NAME/ never sees a half-written version. OUT may be
 a URL (gs://...): an object store has no directory rename, so there the files are renamed one by one
@@ -17,57 +21,54 @@ import dataclasses
 import json
 import os
 import warnings
-from typing import Any
+from typing import Any, Sequence
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 import kbert.file_io as file_io
+from kbert.export.export_config import CONFIG_FILE
 from kbert.export.serving_module import ServingModule
 from kbert.precision import PrecisionWarning, bf16_warning, check_precision
+from kbert.tasks.base import Task
 from kbert.text import BertTokenizer
 
 WARMUP_FILE = "tf_serving_warmup_requests"
 TFLITE_FILE = "model.tflite"
-CONFIG_FILE = "kbert_export.json"
-# Example inputs of the warmup requests, per signature input name.
-WARMUP_INPUTS = {
-    "text": ["kbert warmup request", "a"],
-    "text_pair": ["second segment", ""],
-    "question": ["what is warmed up?"],
-    "context": ["the server is warmed up by these requests."],
-}
 
 
 @dataclasses.dataclass
 class ExportSource:
-    """What an export is built from: a model, its tokenizer, task and labels.
+    """What an export is built from: a model, its tokenizer and its task.
 
     Args:
-        model: the Keras task model, or a `BertEncoder` (task "encoder").
+        model: the Keras task model, or a `BertEncoder` (with `kbert.tasks.registry.encoder_task()`).
         tokenizer: `BertTokenizer`.
-        task: a task name of `kbert.tasks.registry`.
-        labels: label names in id order, or None.
+        task: the `kbert.tasks.Task`, with its settings and labels (`model.task_object` of a loaded model
+            directory); it makes the signatures and declares their inputs.
         sequence_length: int. The longest packed input.
         truncate: str. "round_robin" or "waterfall".
-        pair: bool. `serving_default` takes a text pair.
-        task_info: optional dict. The model directory's task.json (task settings such as qa's
-            `max_answer_length`).
+
+    Example:
+    >>> source = ExportSource(model, tokenizer, ClassificationTask(labels=["neg", "pos"]), 128)  # doctest: +SKIP
+    >>> export(source, "export/models/sst2/1")  # doctest: +SKIP
     """
 
     model: keras.Model
     tokenizer: BertTokenizer
-    task: str
-    labels: list[str] | None
+    task: Task
     sequence_length: int
     truncate: str = "round_robin"
-    pair: bool = False
-    task_info: dict[str, Any] | None = None
+
+    @property
+    def labels(self) -> list[str] | None:
+        """The task's label names in id order, or None."""
+        return self.task.labels
 
 
 def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> ExportSource:
-    """Reads a fine-tuned model directory (task.json) or a bare encoder checkpoint (task "encoder").
+    """Reads a fine-tuned model directory (task.json) or a bare encoder checkpoint (the encoder task).
 
     Args:
         path: a `kbert.save_model` / `kbert finetune` directory, or a kbert / HF / Google checkpoint.
@@ -75,6 +76,7 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> 
     """
     from kbert.convert.checkpoints import load_pretrained
     from kbert.tasks.model_dir import TASK_FILE, load_model
+    from kbert.tasks.registry import encoder_task
     from kbert.text import load_tokenizer
 
     path = file_io.fspath(path)
@@ -82,12 +84,11 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> 
         raise FileNotFoundError(f"model directory not found: {path}")
     if file_io.isfile(file_io.join(path, TASK_FILE)):
         model = load_model(path, compile=False)
-        info = model.task_info
-        length = int(sequence_length or info["sequence_length"])
-        return ExportSource(model, model.tokenizer, model.task, model.label_names, length,
-                            info.get("truncate", "round_robin"), model.task_object.takes_pair, info)
+        packer = model.preprocessor
+        return ExportSource(model, model.tokenizer, model.task_object,
+                            int(sequence_length or packer.sequence_length), packer.truncate)
     encoder = load_pretrained(path)
-    return ExportSource(encoder, load_tokenizer(path), "encoder", None, int(sequence_length or 128))
+    return ExportSource(encoder, load_tokenizer(path), encoder_task(), int(sequence_length or 128))
 
 
 def build_module(source: ExportSource, tokenizer: BertTokenizer | None = None) -> ServingModule:
@@ -101,9 +102,8 @@ def build_module(source: ExportSource, tokenizer: BertTokenizer | None = None) -
     Returns:
         The `ServingModule`.
     """
-    return ServingModule(source.model, tokenizer or source.tokenizer, source.task, labels=source.labels,
-                         sequence_length=source.sequence_length, truncate=source.truncate, pair=source.pair,
-                         task_info=source.task_info)
+    return ServingModule(source.model, tokenizer or source.tokenizer, source.task,
+                         sequence_length=source.sequence_length, truncate=source.truncate)
 
 
 def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,
@@ -192,9 +192,10 @@ def write_saved_model(module: ServingModule, source: ExportSource, directory: st
     try:
         file_io.write_text(file_io.join(staging, "vocab.txt"), "\n".join(source.tokenizer.get_vocabulary()) + "\n")
         file_io.write_text(file_io.join(staging, "labels.txt"), "".join(f"{x}\n" for x in source.labels or []))
-        config = {"task": source.task, "labels": source.labels, "sequence_length": source.sequence_length,
-                  "truncate": source.truncate, "pair": source.pair, "lowercase": source.tokenizer.lowercase,
-                  "signatures": sorted(module.signatures()), "precision": precision}
+        config = {"task": source.task.name, "labels": source.labels, "sequence_length": source.sequence_length,
+                  "truncate": source.truncate, "pair": source.task.takes_pair,
+                  "lowercase": source.tokenizer.lowercase, "signatures": module.signature_config(),
+                  "precision": precision}
         file_io.write_json(file_io.join(staging, CONFIG_FILE), config)
         # Tracked assets are copied into directory/assets and referenced relatively.
         module.assets = [tf.saved_model.Asset(file_io.join(staging, name))
@@ -205,23 +206,38 @@ def write_saved_model(module: ServingModule, source: ExportSource, directory: st
     write_warmup(directory, module)
 
 
-def warmup_inputs(fn) -> dict[str, np.ndarray]:
-    """Example inputs for one signature, keyed by its input names."""
-    names = [spec.name for spec in fn.get_concrete_function().structured_input_signature[0]]
-    batch = max(len(WARMUP_INPUTS.get(n, ["x"])) for n in names)
-    return {n: np.array((WARMUP_INPUTS.get(n, ["x"]) * batch)[:batch], dtype=object) for n in names}
+def warmup_inputs(task: Task, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """One batch of the task's example requests for a signature's inputs (shorter example lists repeat).
+
+    Args:
+        task: the `Task`; its `example_requests` maps input names to example strings.
+        names: the signature's input names.
+
+    Returns:
+        `{input name: (batch,) object array of str}`.
+
+    Raises:
+        ValueError: the task has no example for one of the inputs.
+    """
+    examples = task.example_requests
+    missing = [n for n in names if not examples.get(n)]
+    if missing:
+        raise ValueError(f"{type(task).__name__}.example_requests has no example for input(s) {missing}")
+    batch = max(len(examples[n]) for n in names)
+    return {n: np.array([examples[n][i % len(examples[n])] for i in range(batch)], dtype=object) for n in names}
 
 
 def write_warmup(directory: str | os.PathLike, module: ServingModule) -> str:
-    """Writes `assets.extra/tf_serving_warmup_requests`: one PredictionLog per signature."""
+    """Writes `assets.extra/tf_serving_warmup_requests`: one PredictionLog per signature, its inputs the
+    task's example requests."""
     from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
     path = file_io.join(directory, "assets.extra", WARMUP_FILE)
     file_io.makedirs(file_io.dirname(path))
     with tf.io.TFRecordWriter(path) as writer:
-        for name, fn in module.signatures().items():
+        for name, names in module.signature_inputs().items():
             request = predict_pb2.PredictRequest(model_spec=model_pb2.ModelSpec(signature_name=name))
-            for key, value in warmup_inputs(fn).items():
+            for key, value in warmup_inputs(module.task, names).items():
                 request.inputs[key].CopyFrom(tf.make_tensor_proto(value, dtype=tf.string))
             log = prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request))
             writer.write(log.SerializeToString())

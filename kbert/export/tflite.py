@@ -4,8 +4,8 @@ The TFLite graph tokenizes with `kbert.text.TFLiteBertTokenizer`: the SavedModel
 offsets, from TFLite built-ins and tensorflow-text's TFLite kernels only (ByteSplitWithOffsets,
 FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, RaggedTensorToTensor, registered by
 `tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`), so `ai_edge_litert`, which ships without the Flex
-delegate, runs it, without TensorFlow in the process (`text_op_registerers`). The string slices
-(`word_text`, `entity_text`, `answer`) are not in the TFLite file (TFLite has no kernel for character
+delegate, runs it, without TensorFlow in the process (`text_op_registerers`). The string
+outputs that slice the input text are not in the TFLite file (TFLite has no kernel for character
 substrings); the caller slices the text at the offsets.
 """
 

@@ -159,13 +159,32 @@ class Task(TaskSettings):
         raise NotImplementedError
 
     # -- serving -------------------------------------------------------------------------------------
+    # What the export records in its config file and `kbert predict` reads back (see `serving_inputs`).
+    # Example requests, per signature input name: the export's warmup requests, and documentation.
+    example_requests: ClassVar[dict[str, tuple[str, ...]]] = {
+        "text": ("kbert warmup request", "a"), "text_pair": ("second segment", "")}
+    # Outputs padded per row, each row's length given by a count output: {count output: padded outputs}.
+    trimmed_outputs: ClassVar[dict[str, tuple[str, ...]]] = {}
+
     @property
     def takes_pair(self) -> bool:
         """Whether the task's serving_default takes a text pair by default."""
         return False
 
+    def serving_inputs(self, pair: bool = False) -> dict[str, tuple[str, ...]]:
+        """Each signature `serving_functions` makes -> its input names in call order.
+
+        The default is one text (`text`), or a pair (`text`, `text_pair`) when `pair`; a one-text export
+        also gets `serving_pair` and `preprocess_pair` (`kbert.tasks.serving.sentence_functions`).
+        """
+        one, two = ("text",), ("text", "text_pair")
+        if pair:
+            return {"preprocess": two, "serving_default": two}
+        return {"preprocess": one, "serving_default": one, "preprocess_pair": two, "serving_pair": two}
+
     def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
-        """The task's signatures (`preprocess`, `serving_default`, ...) as tf.functions of strings."""
+        """The task's signatures (`preprocess`, `serving_default`, ...) as tf.functions of strings, with the
+        inputs `serving_inputs(pair)` declares."""
         raise NotImplementedError
 
     # -- task.json -----------------------------------------------------------------------------------

@@ -68,6 +68,14 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
                                  null_score_diff_threshold=self.null_score_diff_threshold)
         return squad_evaluate(examples, answers)
 
+    example_requests: ClassVar[dict[str, tuple[str, ...]]] = {
+        **Task.example_requests, "question": ("what is warmed up?",),
+        "context": ("the server is warmed up by these requests.",)}
+
+    def serving_inputs(self, pair: bool = False) -> dict[str, tuple[str, ...]]:
+        """`preprocess` and `serving_default` take a question and its context, in that order."""
+        return {"preprocess": ("question", "context"), "serving_default": ("question", "context")}
+
     def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
         """qa(question, context) -> start_char, end_char, score, no_answer_score (+ answer)."""
 

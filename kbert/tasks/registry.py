@@ -86,6 +86,11 @@ def get_task(name: str, **settings: Any) -> Task:
     return REGISTRY[name](**settings)
 
 
+def encoder_task() -> Task:
+    """The task of a bare encoder checkpoint: its export serves sentence embeddings (`kbert export CHECKPOINT`)."""
+    return get_task("encoder")
+
+
 def task_from_info(info: dict[str, Any]) -> Task:
     """The task a task.json (or export config) dict describes."""
     name = info.get("task")

@@ -85,6 +85,15 @@ class TaggingTask(TaggingSettings, Task):
                            per_type=scores["per_type"])
         return metrics
 
+    # Word and entity columns are padded past each row's `num_words` / `num_entities`.
+    trimmed_outputs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "num_words": ("word_start", "word_end", "word_label_id", "word_label", "word_text"),
+        "num_entities": ("entity_type", "entity_start", "entity_end", "entity_text")}
+
+    def serving_inputs(self, pair: bool = False) -> dict[str, tuple[str, ...]]:
+        """One text: `preprocess(text)` and `serving_default(text)` (no pair signatures)."""
+        return {"preprocess": ("text",), "serving_default": ("text",)}
+
     def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
         """tag(text) -> words (num_words, word_start, word_end, word_label_id, word_label [, word_text]) and
         entities (num_entities, entity_type, entity_start, entity_end [, entity_text]); word / entity

@@ -11,6 +11,7 @@ import tensorflow as tf
 import kbert
 from conftest import TINY_VOCAB
 from kbert.export import ExportSource, export
+from kbert.tasks import ClassificationTask, EncoderTask, QuestionAnsweringTask, RegressionTask, TaggingTask
 
 SEQ = 16
 TAG_LABELS = ["O", "B-ANI", "I-ANI", "B-OBJ", "I-OBJ"]
@@ -37,12 +38,12 @@ def sources(dropout: float = 0.0) -> dict[str, ExportSource]:
     qa = kbert.BertQuestionAnswerer(encoder(dropout), dropout=dropout)
     qa.get_layer("span_logits").kernel.assign(qa.get_layer("span_logits").kernel * 200)
     return {
-        "classify": ExportSource(classifier, tok, "classify", ["neg", "neu", "pos"], SEQ),
-        "regress": ExportSource(kbert.BertClassifier(encoder(dropout), 1, dropout=dropout), tok, "regress",
-                                None, SEQ),
-        "tag": ExportSource(tagger, tok, "tag", TAG_LABELS, SEQ),
-        "qa": ExportSource(qa, tok, "qa", None, SEQ, "waterfall"),
-        "encoder": ExportSource(encoder(dropout), tok, "encoder", None, SEQ),
+        "classify": ExportSource(classifier, tok, ClassificationTask(labels=["neg", "neu", "pos"]), SEQ),
+        "regress": ExportSource(kbert.BertClassifier(encoder(dropout), 1, dropout=dropout), tok, RegressionTask(),
+                                SEQ),
+        "tag": ExportSource(tagger, tok, TaggingTask(labels=TAG_LABELS), SEQ),
+        "qa": ExportSource(qa, tok, QuestionAnsweringTask(), SEQ, "waterfall"),
+        "encoder": ExportSource(encoder(dropout), tok, EncoderTask(), SEQ),
     }
 
 
@@ -69,18 +70,18 @@ def reference(source: ExportSource, inputs: dict[str, list[str]], fast: bool = F
     x = {k: tf.cast(v, tf.int32) for k, v in x.items()}
     y = source.model(x, training=False)
     vocab = tok.get_vocabulary()
-    if source.task == "classify":
+    if source.task.name == "classify":
         return {"probabilities": tf.nn.softmax(y).numpy()}
-    if source.task == "regress":
+    if source.task.name == "regress":
         return {"score": y.numpy()[:, 0]}
-    if source.task == "encoder":
+    if source.task.name == "encoder":
         mask = x["padding_mask"].numpy()[:, :, None].astype("float32")
         mean = (y["sequence_output"].numpy() * mask).sum(1) / mask.sum(1)
         return {"pooled_output": y["pooled_output"].numpy(), "mean_embedding": mean}
     ids = x["token_ids"].numpy()
     seg = x["segment_ids"].numpy()
     real = x["padding_mask"].numpy().astype(bool)
-    if source.task == "tag":
+    if source.task.name == "tag":
         labels = np.argmax(y.numpy(), -1)
         words = []
         for b in range(len(ids)):

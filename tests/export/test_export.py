@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from kbert.export import export, read_warmup
+from kbert.export.savedmodel import warmup_inputs
 from kbert.export import tflite as tflite_lib
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # importlib mode: the helper beside us
@@ -243,3 +244,69 @@ def test_warmup_records_parse_and_run(task, exported):
         probs = dict(requests)["serving_default"]
         out = loaded.signatures["serving_default"](text=tf.constant(probs["text"]))
         np.testing.assert_allclose(out["probabilities"].numpy().sum(-1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_config_records_each_signatures_declared_inputs_outputs_and_trim(task, exported):
+    sources, paths = exported
+    declared = sources[task].task.serving_inputs(sources[task].task.takes_pair)
+    config = json.loads((paths[task] / "assets" / "kbert_export.json").read_text())
+    loaded = tf.saved_model.load(str(paths[task]))
+    assert sorted(config["signatures"]) == sorted(loaded.signatures)
+    for name, spec in config["signatures"].items():
+        fn = loaded.signatures[name]
+        assert spec["inputs"] == list(declared.get(name, ("text",)))  # tokenize(text) is the module's own
+        assert sorted(spec["inputs"]) == sorted(fn.structured_input_signature[1])
+        assert spec["outputs"] == sorted(fn.structured_outputs)
+    trims = {name: spec["trim"] for name, spec in config["signatures"].items() if spec["trim"]}
+    if task == "tag":
+        assert trims == {"serving_default": {
+            "num_words": ["word_start", "word_end", "word_label_id", "word_label", "word_text"],
+            "num_entities": ["entity_type", "entity_start", "entity_end", "entity_text"]}}
+    else:
+        assert trims == {}
+    if task == "qa":
+        assert config["signatures"]["serving_default"]["inputs"] == ["question", "context"]
+    if task == "classify":
+        assert config["signatures"]["serving_pair"]["inputs"] == ["text", "text_pair"]
+
+
+def test_warmup_requests_are_the_tasks_examples(exported, tmp_path):
+    from kbert.tasks import ClassificationTask, QuestionAnsweringTask
+
+    _, paths = exported
+    qa = dict(read_warmup(paths["qa"]))["serving_default"]
+    examples = QuestionAnsweringTask.example_requests
+    assert {k: v.astype(str).tolist() for k, v in qa.items()} == {
+        "question": list(examples["question"]), "context": list(examples["context"])}
+
+    class Greeting(ClassificationTask):  # a task with examples of its own
+        example_requests = {"text": ("hello there", "good day", "hi"), "text_pair": ("and you?",)}
+
+    source = cases.sources()["classify"]
+    source.task = Greeting(labels=source.labels)
+    requests = dict(read_warmup(export(source, tmp_path / "greeting" / "1")))
+    assert requests["serving_default"]["text"].astype(str).tolist() == ["hello there", "good day", "hi"]
+    assert {k: v.astype(str).tolist() for k, v in requests["serving_pair"].items()} == {
+        "text": ["hello there", "good day", "hi"], "text_pair": ["and you?"] * 3}
+
+    class Silent(ClassificationTask):
+        example_requests = {"text": ("only one text",)}
+
+    with pytest.raises(ValueError, match=r"Silent.example_requests has no example for input\(s\) \['text_pair'\]"):
+        warmup_inputs(Silent(labels=source.labels), ("text", "text_pair"))
+
+
+def test_a_signature_that_differs_from_its_declaration_is_refused():
+    from kbert.export import build_module
+    from kbert.tasks import ClassificationTask
+
+    class Misdeclared(ClassificationTask):
+        def serving_inputs(self, pair=False):
+            return {**super().serving_inputs(pair), "serving_default": ("sentence",)}
+
+    source = cases.sources()["classify"]
+    source.task = Misdeclared(labels=source.labels)
+    with pytest.raises(ValueError, match=r"'serving_default' takes \('text',\), but the task's serving_inputs "
+                                         r"declares \('sentence',\)"):
+        build_module(source)

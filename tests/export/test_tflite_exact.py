@@ -13,6 +13,7 @@ import tensorflow as tf
 import kbert
 from kbert.export import ExportSource, export
 from kbert.export import tflite as tflite_lib
+from kbert.tasks import get_task
 from kbert.text import load_tokenizer
 
 TEXTS = [
@@ -41,7 +42,7 @@ def export_task(minilm, root, task: str, labels: list[str]):
     encoder = tiny_encoder(tok.vocabulary_size())
     model = (kbert.BertClassifier(encoder, len(labels), dropout=0.0) if task == "classify"
              else kbert.BertTokenClassifier(encoder, len(labels), dropout=0.0))
-    source = ExportSource(model=model, tokenizer=tok, task=task, labels=labels, sequence_length=48)
+    source = ExportSource(model=model, tokenizer=tok, task=get_task(task, labels=labels), sequence_length=48)
     return export(source, root / task / "1", tflite=True)
 
 
