@@ -53,9 +53,8 @@ def finetune_model(task: str, args: argparse.Namespace, out: pathlib.Path) -> pa
                                 max_train_examples=args.conll_sentences, **common)
         finetune(get_task("tag"), config)
     else:
-        config = FinetuneConfig(train=str(SQUAD), sequence_length=256, train_articles=(0, args.squad_articles),
-                                **common)
-        finetune(get_task("qa"), config)
+        config = FinetuneConfig(train=str(SQUAD), sequence_length=256, **common)
+        finetune(get_task("qa", train_articles=(0, args.squad_articles)), config)
     return out
 
 

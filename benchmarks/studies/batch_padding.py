@@ -88,17 +88,18 @@ def main(argv: list[str] | None = None) -> None:
     pair_train, _ = pair_files(SQUAD, work)
     cases = [
         ("SST-2", ClassificationTask(text_column="sentence", label_column="label"), DATA / "sst2" / "train.tsv",
-         sst2, 64, None),
+         sst2, 64),
         ("SQuAD sentence pairs", ClassificationTask(text_column="question", text_pair_column="sentence",
-                                                    label_column="label"), pair_train, pairs, 128, None),
-        ("CoNLL-2003", TaggingTask(), DATA / "conll2003" / "train.txt", conll, 128, None),
-        ("SQuAD v1.1 windows", QuestionAnsweringTask(doc_stride=128), SQUAD, squad, 256, (0, 40)),
+                                                    label_column="label"), pair_train, pairs, 128),
+        ("CoNLL-2003", TaggingTask(), DATA / "conll2003" / "train.txt", conll, 128),
+        ("SQuAD v1.1 windows", QuestionAnsweringTask(doc_stride=128, train_articles=(0, 40)), SQUAD, squad,
+         256),
     ]
     print("| task | examples | length | tokens a row | padded a row: random batches / sorted by length alone / "
           "grouped (the pipeline) | grouped / random | label spread: random / length alone / grouped |")
     print("|---|---:|---:|---:|---|---:|---|")
-    for name, task, path, size, length, articles in cases:
-        examples = task.read_examples(path, size, articles)
+    for name, task, path, size, length in cases:
+        examples = task.read_examples(path, size)
         task = task.prepare(path, examples)
         preprocessor = BertPreprocessor(tokenizer, length, padding="dynamic")
         classifies = isinstance(task, ClassificationTask)

@@ -61,7 +61,7 @@ def kbert_draws(init: str, train: str, size: int, seeds: list[int]) -> dict[str,
     from kbert.text import BertPreprocessor, load_tokenizer
 
     task = ClassificationTask(text_column="sentence", label_column="label")
-    examples = task.read_examples(train, size, None)
+    examples = task.read_examples(train, size)
     task = task.prepare(train, examples)
     wanted = np.array([task.labels.index(e["label"]) for e in examples])
     tokenizer = load_tokenizer(init)  # token counts, to check the pipeline's batches against

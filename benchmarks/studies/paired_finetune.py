@@ -119,9 +119,9 @@ def kbert_side(args: argparse.Namespace) -> None:
     else:
         text, pair = TASKS[args.task][3]
         task = ClassificationTask(text_column=text, text_pair_column=pair, label_column="label")
-    train = task.read_examples(args.train, None, None)
+    train = task.read_examples(args.train)
     task = task.prepare(args.train, train)
-    dev = task.read_examples(args.validation, None, None)
+    dev = task.read_examples(args.validation, split="validation")
     rates = {} if args.dropout is None else {"hidden_dropout_prob": args.dropout,
                                              "attention_probs_dropout_prob": args.dropout}
     encoder = load_pretrained(args.init, **rates)

@@ -259,9 +259,9 @@ def check_downstream(tasks: dict, max_train_examples: int | None = None) -> None
                                   *flags])
         task = finetune_cli.task_from_args(args)
         try:
-            examples = task.read_examples(train, max_train_examples or None, getattr(args, "train_articles", None))
+            examples = task.read_examples(train, max_train_examples or None, split="train")
             task = task.prepare(train, examples)
-            task.check_labels(task.read_examples(validation, None, getattr(args, "validation_articles", None)))
+            task.check_labels(task.read_examples(validation, None, split="validation"))
         except (ValueError, OSError) as error:
             raise ValueError(f"downstream task {name}: {error}") from error
 

@@ -21,7 +21,7 @@ def masked_lm_loss_and_hits(masked_ids, logits, masked_weights):
     """Masked-LM loss and hits in one XLA cluster, even when the step around it is not compiled.
 
     The loss is the weighted mean cross-entropy over real predictions; `hits` (batch, max_predictions) is 1.0
-    where the arg-max word is the target. The logits hold max_predictions x vocabulary floats per sequence,
+    where the arg-max token is the target. The logits hold max_predictions x vocabulary floats per sequence,
     the step's largest element-wise tensor, and XLA fuses the loss's and the arg-max's passes over it
     (forward and backward). With the accuracy counted from these hits rather than by Keras'
     `SparseCategoricalAccuracy` on the logits, a mini `tf.function` step runs 8-11% faster; the fusion

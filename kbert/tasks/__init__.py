@@ -1,11 +1,15 @@
 """Downstream tasks as objects: one module per task kind, found by name in one registry.
 
-- `classification`: `ClassificationTask` ("classify") and `RegressionTask` ("regress").
-- `tagging`: `TaggingTask` ("tag"). `question_answering`: `QuestionAnsweringTask` ("qa").
-- `encoder`: `EncoderTask` ("encoder"), the export of a bare encoder checkpoint.
+- `classification`: `ClassificationTask` and `RegressionTask`; `classification_model`: `BertClassifier`.
+- `tagging`: `TaggingTask`; `tagging_model`: `BertTokenClassifier`.
+- `question_answering`: `QuestionAnsweringTask`; `question_answering_model`: `BertQuestionAnswerer`.
+- `encoder`: `EncoderTask`, the export of a bare encoder checkpoint.
 - `registry`: `get_task`, `task_from_info`, `TASKS`. `model_dir`: `save_model` / `load_model`.
 - `readers`: examples from files and tfds. `*_data`, `qa_features`: the tf.data pipelines.
   `word_decoding`, `span_decoding`: decoding used by evaluation and by the serving graph alike.
+
+Each task's Keras model extends `kbert.models.bert_task_model.BertTaskModel` with its head and its loss and
+metric defaults.
 """
 
 from kbert.lazy_exports import lazy_exports
@@ -14,6 +18,9 @@ from kbert.lazy_exports import lazy_exports
 _EXPORTS = {
     "Task": "kbert.tasks.base",
     "TaskData": "kbert.tasks.base",
+    "BertClassifier": "kbert.tasks.classification_model",
+    "BertQuestionAnswerer": "kbert.tasks.question_answering_model",
+    "BertTokenClassifier": "kbert.tasks.tagging_model",
     "ClassificationTask": "kbert.tasks.classification",
     "RegressionTask": "kbert.tasks.classification",
     "EncoderTask": "kbert.tasks.encoder",
@@ -30,8 +37,8 @@ _EXPORTS = {
     "TaggingTask": "kbert.tasks.tagging",
 }
 __all__ = [
-    "COMMANDS", "ClassificationTask", "EncoderTask", "QuestionAnsweringTask", "REGISTRY", "RegressionTask",
-    "TASKS", "TaggingTask", "Task", "TaskData", "get_task", "load_model", "read_task_info", "save_model",
-    "task_from_info", "task_name_of",
+    "BertClassifier", "BertQuestionAnswerer", "BertTokenClassifier", "COMMANDS", "ClassificationTask",
+    "EncoderTask", "QuestionAnsweringTask", "REGISTRY", "RegressionTask", "TASKS", "TaggingTask", "Task",
+    "TaskData", "get_task", "load_model", "read_task_info", "save_model", "task_from_info", "task_name_of",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

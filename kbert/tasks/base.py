@@ -21,6 +21,8 @@ from kbert.tasks.settings import TaskSettings
 from kbert.text import BertPreprocessor
 
 Example = dict[str, Any]
+# What `Task.read_examples` reads examples for.
+SPLITS = ("train", "validation")
 
 
 class TaskData(NamedTuple):
@@ -28,8 +30,8 @@ class TaskData(NamedTuple):
 
     Attributes:
         dataset: batched `tf.data.Dataset` of (inputs, labels), or inputs alone for prediction.
-        size: int. Model rows per epoch (QA windows, otherwise examples).
-        extra: what decoding needs besides the model outputs (QA windows), or None.
+        size: int. Model rows per epoch (examples, or the rows a task cuts them into, e.g. windows).
+        extra: what decoding needs besides the model outputs (e.g. the windows), or None.
     """
 
     dataset: tf.data.Dataset
@@ -78,20 +80,28 @@ class Task(TaskSettings):
 
     # -- examples and labels -------------------------------------------------------------------------
     def read_examples(self, source: str | os.PathLike, limit: int | None = None,
-                      article_range: Sequence[int] | None = None) -> list[Example]:
+                      split: str = "train") -> list[Example]:
         """Raw examples from a file or `tfds:NAME[:SPLIT]`, the first `limit` of them.
 
+        Args:
+            source: a file path or `tfds:NAME[:SPLIT]`.
+            limit: optional int. Keep only the first `limit` examples.
+            split: "train" or "validation": what the examples are for. A task whose settings select a
+                part of a source for each (e.g. a range of its records) reads that split's part. Not a
+                tfds split: a tfds source names its own (`tfds:NAME:SPLIT`, default train).
+
         Raises:
-            ValueError: the source has no examples, or `article_range` is given to a task without articles.
+            ValueError: the source has no examples, or `split` is neither "train" nor "validation".
         """
-        if article_range is not None and not self.reads_articles:
-            raise ValueError(f"an article range applies to SQuAD JSON files, not to a {self.name} task")
-        examples = self._read(source, article_range)
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        examples = self._read(source, split)
         if not examples:
             raise ValueError(f"{os.fspath(source)}: no examples")
         return examples[:limit] if limit else examples
 
-    def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
+    def _read(self, source: str | os.PathLike, split: str) -> list[Example]:
+        """The task's reader: every example of `source` that `split` selects."""
         raise NotImplementedError
 
     def prepare(self, source: str | os.PathLike, examples: Sequence[Example]) -> Task:

@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.metrics import classification_metrics, regression_metrics
-from kbert.models.bert_classifier import BertClassifier
+from kbert.tasks.classification_model import BertClassifier
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.classification_data import classification_dataset, encode_labels
 from kbert.tasks.classification_settings import ClassificationSettings
@@ -36,7 +36,7 @@ class ClassificationTask(ClassificationSettings, Task):
 
     model_class: ClassVar[type] = BertClassifier
 
-    def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
+    def _read(self, source: str | os.PathLike, split: str) -> list[Example]:
         return read_classification(source, text_column=self.text_column, text_pair_column=self.text_pair_column,
                                    label_column=self.label_column, regression=self.regression is True,
                                    header=self.header)

@@ -1,6 +1,6 @@
 """A fine-tuned model directory: the Keras model, its tokenizer, its task settings and labels.
 
-    DIR/model.keras             the task model (kbert.BertClassifier, ...), Keras' own format, without
+    DIR/model.keras             the task's Keras model (a `BertTaskModel`), Keras' own format, without
                                 optimizer state (`load_model` compiles afresh)
     DIR/vocab.txt               the tokenizer's vocabulary
     DIR/tokenizer_config.json   casing ({"do_lower_case": ...})
@@ -39,10 +39,10 @@ def save_model(
     """Writes a task model with everything needed to run it on raw text.
 
     Args:
-        model: a kbert task model.
+        model: a kbert task model (the `build_model` of a registered task).
         directory: created if missing.
         tokenizer: the `BertTokenizer` the model was trained with.
-        labels: class or tag names, in id order (None for regression and QA).
+        labels: the label names in id order (None for tasks without named labels).
         sequence_length: the packing length used in training (the export's default).
         truncate: "round_robin" or "waterfall", as in training.
         **extra: more fields for task.json (the task's settings, e.g. the column names used).
@@ -54,9 +54,9 @@ def save_model(
     task_from_info({**extra, "task": name, "labels": labels}).check_model(model)
     given, directory = directory, file_io.fspath(directory)
     file_io.makedirs(directory)
-    # Without the optimizer: its moments are twice the weights (170 MB of 261 for all-MiniLM-L6-v2's
-    # classifier) and `load_model` compiles a fresh one. Written aside, then renamed, so that an interrupted
-    # save never leaves a truncated model.keras.
+    # Without the optimizer: its moments are twice the weights (170 MB of 261 for all-MiniLM-L6-v2 with a
+    # 2-class head) and `load_model` compiles a fresh one. Written aside, then renamed, so that an
+    # interrupted save never leaves a truncated model.keras.
     optimizer = getattr(model, "optimizer", None)  # an uncompiled model has none
     partial = file_io.join(directory, "model.partial.keras")
     try:
@@ -94,8 +94,8 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
 
     Returns:
         The Keras task model, with attributes `tokenizer` (`BertTokenizer`), `preprocessor`
-        (`BertPreprocessor` at the training sequence length), `label_names` (list or None), `task`
-        ("classify", "regress", "tag" or "qa"), `task_info` (the whole task.json) and `task_object`
+        (`BertPreprocessor` at the training sequence length), `label_names` (list or None), `task` (the
+        task's name in `kbert.tasks.registry`), `task_info` (the whole task.json) and `task_object`
         (the `kbert.tasks.Task` with the saved settings).
     """
     directory = file_io.fspath(directory)
@@ -103,6 +103,8 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
     model_file = file_io.join(directory, "model.keras")
     if not file_io.isfile(model_file):
         raise FileNotFoundError(f"{model_file} is missing")
+    # The task's module is imported first: it registers the Keras class that model.keras names.
+    task = task_from_info(info)
     model = file_io.load_keras_model(model_file, compile=False)
     if compile:
         model.compile()
@@ -112,5 +114,5 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
     model.label_names = info.get("labels")
     model.task = info["task"]
     model.task_info = info
-    model.task_object = task_from_info(info)
+    model.task_object = task
     return model

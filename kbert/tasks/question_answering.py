@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.metrics import squad_evaluate
-from kbert.models.bert_question_answerer import BertQuestionAnswerer
+from kbert.tasks.question_answering_model import BertQuestionAnswerer
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.qa_features import build_qa_features
 from kbert.tasks.question_answering_settings import QuestionAnsweringSettings
@@ -38,8 +38,9 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
 
     model_class: ClassVar[type] = BertQuestionAnswerer
 
-    def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
-        return read_squad(source, article_range=article_range, strict_answers=self.strict_answers)
+    def _read(self, source: str | os.PathLike, split: str) -> list[Example]:
+        articles = self.train_articles if split == "train" else self.validation_articles
+        return read_squad(source, article_range=articles, strict_answers=self.strict_answers)
 
     def dataset(self, examples: Sequence[Example], preprocessor: BertPreprocessor, batch_size: int,
                 training: bool, seed: int = 0, group_by_length: bool = True,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 from kbert.tasks.settings import TaskSettings
 
@@ -20,6 +20,9 @@ class QuestionAnsweringSettings(TaskSettings):
             by more than this.
         strict_answers: stop at the first answer whose answer_start does not point at its text; by
             default such answers are skipped with a warning that counts and names them.
+        train_articles: optional (start, stop). Read only these articles of a SQuAD JSON file for
+            training (`data["data"][start:stop]`), e.g. (0, 40); None: every article.
+        validation_articles: optional (start, stop). The same for the validation (and evaluation) file.
 
     Example:
     >>> QuestionAnsweringSettings(doc_stride=64).doc_stride
@@ -29,7 +32,6 @@ class QuestionAnsweringSettings(TaskSettings):
     name: ClassVar[str] = "qa"
     command: ClassVar[str | None] = "qa"
     summary: ClassVar[str] = "extractive question answering (SQuAD JSON or tfds:squad/...)"
-    reads_articles: ClassVar[bool] = True
 
     doc_stride: int = dataclasses.field(default=128, metadata={"help": "tokens between window starts"})
     max_query_length: int = dataclasses.field(default=64, metadata={"help": "questions are cut to this many tokens"})
@@ -38,3 +40,7 @@ class QuestionAnsweringSettings(TaskSettings):
     strict_answers: bool = dataclasses.field(default=False, metadata={
         "help": "stop at the first answer whose answer_start does not point at its text (default: skip "
                 "such answers with a warning)"})
+    train_articles: Sequence[int] | None = dataclasses.field(default=None, metadata={
+        "help": "START:STOP articles of a SQuAD JSON train file (default: all)"})
+    validation_articles: Sequence[int] | None = dataclasses.field(default=None, metadata={
+        "help": "START:STOP articles of the SQuAD JSON validation file (default: all)"})

@@ -27,6 +27,5 @@ class TaskSettings:
     name: ClassVar[str] = ""                 # the name in task.json and the registry
     command: ClassVar[str | None] = None     # `kbert finetune COMMAND`; None: reached through another task
     summary: ClassVar[str] = ""              # one line for --help
-    reads_articles: ClassVar[bool] = False   # takes an article range (SQuAD JSON)
 
     labels: list[str] | None = dataclasses.field(default=None, metadata={"cli": False})

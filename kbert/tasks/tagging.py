@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.metrics import entity_scores
-from kbert.models.bert_token_classifier import BertTokenClassifier
+from kbert.tasks.tagging_model import BertTokenClassifier
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.readers.sources import build_label_vocabulary, read_tagging, source_label_names
 from kbert.tasks.serving import STRING, ServingInputs, lookup, named, substrings
@@ -39,7 +39,7 @@ class TaggingTask(TaggingSettings, Task):
 
     model_class: ClassVar[type] = BertTokenClassifier
 
-    def _read(self, source: str | os.PathLike, article_range: Sequence[int] | None) -> list[Example]:
+    def _read(self, source: str | os.PathLike, split: str) -> list[Example]:
         return read_tagging(source, tag_column=self.tag_column, tag_format=self.tag_format)
 
     def prepare(self, source: str | os.PathLike, examples: Sequence[Example]) -> Task:

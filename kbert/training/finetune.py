@@ -10,6 +10,7 @@ both print the same metrics. Nothing here knows a task kind: the task (`kbert.ta
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -83,7 +84,7 @@ def finetune(task: Task | str, config: FinetuneConfig,
 
     Returns:
         dict with "metrics" (as written to metrics.json, {} without validation), "train_examples"
-        (windows for QA), "train_seconds", "train_examples_per_second", "model_dir", "replicas" and
+        (the model's rows: `TaskData.size`), "train_seconds", "train_examples_per_second", "model_dir", "replicas" and
         "phase_seconds": the seconds of each of `PHASES` (also written to DIR/timings.json): "load" (from
         the call to the start of `fit`: reading the data, the encoder and tokenizer, the pipeline,
         `compile`), "first_step" (`fit`'s set-up, tracing and the first step), "train" (the other steps),
@@ -97,12 +98,12 @@ def finetune(task: Task | str, config: FinetuneConfig,
     started = time.perf_counter()
     task = get_task(task) if isinstance(task, str) else task
     keras.utils.set_random_seed(config.seed)
-    train_examples = task.read_examples(config.train, config.max_train_examples, config.train_articles)
+    train_examples = task.read_examples(config.train, config.max_train_examples, split="train")
     task = task.prepare(config.train, train_examples)
     validation_examples = None
     if config.validation is not None:
         validation_examples = task.read_examples(config.validation, config.max_validation_examples,
-                                                 config.validation_articles)
+                                                 split="validation")
         task.check_labels(validation_examples)  # fail before training, not after
     previous_policy = keras.config.dtype_policy().name
     set_mixed_precision(config.mixed_precision)
@@ -170,26 +171,41 @@ def evaluate_model(
     data: str | os.PathLike,
     *,
     batch_size: int = 64,
-    article_range: Sequence[int] | None = None,
     max_examples: int | None = None,
     verbose: int = 1,
+    **settings: Any,
 ) -> dict[str, Any]:
     """Scores a model directory written by `finetune` on a data source (same metrics as metrics.json).
 
     Args:
         directory: the model directory.
-        data: file path or `tfds:NAME[:SPLIT]`, read with the settings saved in task.json.
+        data: file path or `tfds:NAME[:SPLIT]`, read as validation data with the task settings saved in
+            task.json.
         batch_size: int. Prediction batch size.
-        article_range: optional (start, stop) articles of a SQuAD JSON file.
         max_examples: optional int. Score only the first N examples.
         verbose: int. 0 hides the progress bar.
+        **settings: task settings that replace the saved ones for this evaluation (fields of the task's
+            settings class, e.g. the columns to read).
 
     Returns:
         dict of metrics.
+
+    Raises:
+        ValueError: a name in `settings` is not a setting of the model's task.
     """
     model = load_model(directory, compile=False)
-    task: Task = model.task_object
-    examples = task.read_examples(data, max_examples, article_range)
+    task: Task = _with_settings(model.task_object, settings)
+    examples = task.read_examples(data, max_examples, split="validation")
     preprocessor = BertPreprocessor(model.tokenizer, model.preprocessor.sequence_length,
                                     truncate=model.preprocessor.truncate, padding="dynamic")
     return task.evaluate(model, examples, preprocessor, batch_size=batch_size, verbose=verbose)
+
+
+def _with_settings(task: Task, settings: dict[str, Any]) -> Task:
+    """`task` with some of its settings replaced; ValueError naming any name that is not one of them."""
+    known = {field.name for field in dataclasses.fields(task)}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(f"{', '.join(map(repr, unknown))}: not a setting of the {task.name} task; "
+                         f"its settings are {sorted(known)}")
+    return dataclasses.replace(task, **settings) if settings else task

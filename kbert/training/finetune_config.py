@@ -7,8 +7,6 @@ Its fields are `kbert finetune`'s flags, so `kbert finetune --help` reads them w
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
-
 
 @dataclasses.dataclass
 class FinetuneConfig:
@@ -22,8 +20,7 @@ class FinetuneConfig:
             `vocab` vocabulary (the "from scratch" baseline).
         preset: encoder size without `init`: a preset name, or a checkpoint directory whose architecture
             is built with fresh weights (the baseline of the same model). vocab: vocab.txt without `init`.
-        sequence_length: packing / window length.
-        train_articles, validation_articles: (start, stop) article slices of SQuAD JSON files.
+        sequence_length: packing length in tokens (the longest model input).
         epochs, batch_size, learning_rate, warmup_ratio, weight_decay: BERT's recipe (AdamW, linear warmup
             over `warmup_ratio` of the steps, then linear decay to 0; gradients clipped at 1).
             `batch_size` is the global batch, split over the replicas.
@@ -55,8 +52,6 @@ class FinetuneConfig:
     preset: str = "tiny"
     vocab: str | None = None
     sequence_length: int = 128
-    train_articles: Sequence[int] | None = None
-    validation_articles: Sequence[int] | None = None
     epochs: int = 3
     batch_size: int = 32
     learning_rate: float = 5e-5

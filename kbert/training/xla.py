@@ -120,7 +120,7 @@ def fixed_steps_per_epoch(examples: int, batch_size: int, steps_per_execution: i
     """Steps of one fixed-shape epoch: `examples // batch_size`, down to a multiple of `steps_per_execution`.
 
     Args:
-        examples: int. Rows of the training data (QA: windows).
+        examples: int. Rows of the training data (`TaskData.size`: examples, or the windows a task cuts them into).
         batch_size: int. The global batch.
         steps_per_execution: int. Steps per compiled loop; an epoch runs whole loops.
 

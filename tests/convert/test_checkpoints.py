@@ -232,7 +232,7 @@ def test_load_pretrained_gives_the_weights_of_building_then_assigning(tmp_path, 
     every variable (weights and dropout seeds), and the random head built after it, as the old path had."""
     import keras
 
-    from kbert.models.bert_classifier import BertClassifier
+    from kbert.tasks.classification_model import BertClassifier
 
     checkpoints.save_pretrained(tiny_encoder(), tmp_path / "ckpt")
     config, tensors = checkpoints.read_checkpoint(tmp_path / "ckpt")

@@ -92,10 +92,12 @@ def test_tagging_learns_token_classes(tmp_path, tiny_init):
     assert kbert.load_model(tmp_path / "out").label_names == ["B-ANI", "B-OBJ", "O"]
 
 
-def _squad(path, examples):
-    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
+def _squad(path, *articles):
+    """A SQuAD v1.1 file: one article per list of examples."""
+    data = {"version": "1.1", "data": [{"title": f"t{i}", "paragraphs": [
         {"context": e["context"], "qas": [{"id": e["id"], "question": e["question"],
-                                             "answers": e["answers"]}]} for e in examples]}]}
+                                             "answers": e["answers"]}]} for e in examples]}
+        for i, examples in enumerate(articles)]}
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
@@ -116,11 +118,24 @@ def qa_examples(n, seed, min_words=4, max_words=10):
 
 
 def test_question_answering_learns_span_after_marker(tmp_path, tiny_init):
-    train = _squad(tmp_path / "train.json", qa_examples(640, 0))
-    dev = _squad(tmp_path / "dev.json", qa_examples(48, 1))
-    result = finetune(QuestionAnsweringTask(doc_stride=8, max_query_length=4),
-                      config(tiny_init, train, dev, tmp_path / "out", sequence_length=32, epochs=16,
-                             learning_rate=3e-3))
-    assert result["metrics"]["exact_match"] >= 85.0 and result["metrics"]["total"] == 48
+    # The training file's second article has answers off their text: strict reading would stop at them,
+    # so training reads only the first article (train_articles). Validation reads the dev file's first.
+    broken = [{**e, "answers": [{**e["answers"][0], "answer_start": -1}]} for e in qa_examples(4, 2)]
+    train = _squad(tmp_path / "train.json", qa_examples(640, 0), broken)
+    dev = _squad(tmp_path / "dev.json", qa_examples(48, 1), qa_examples(16, 3))
+    task = QuestionAnsweringTask(doc_stride=8, max_query_length=4, strict_answers=True, train_articles=(0, 1),
+                                 validation_articles=(0, 1))
+    result = finetune(task, config(tiny_init, train, dev, tmp_path / "out", sequence_length=32, epochs=16,
+                                   learning_rate=3e-3))
+    metrics = result["metrics"]
+    assert metrics["exact_match"] >= 85.0 and metrics["total"] == 48
     model = kbert.load_model(tmp_path / "out")
     assert model.task == "qa" and model.task_info["doc_stride"] == 8
+    assert model.task_info["validation_articles"] == [0, 1]
+
+    # evaluate_model reads the saved validation articles, unless settings given to it replace them.
+    assert evaluate_model(tmp_path / "out", dev, verbose=0) == pytest.approx(metrics)
+    assert evaluate_model(tmp_path / "out", dev, verbose=0, validation_articles=(1, 2))["total"] == 16
+    assert evaluate_model(tmp_path / "out", dev, verbose=0, validation_articles=None)["total"] == 64
+    with pytest.raises(ValueError, match="'article_range': not a setting of the qa task"):
+        evaluate_model(tmp_path / "out", dev, verbose=0, article_range=(0, 1))

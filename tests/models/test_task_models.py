@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import kbert
-from kbert.models.bert_classifier import BertClassifier
-from kbert.models.bert_question_answerer import BertQuestionAnswerer
-from kbert.models.bert_token_classifier import BertTokenClassifier
+from kbert.tasks.classification_model import BertClassifier
+from kbert.tasks.question_answering_model import BertQuestionAnswerer
+from kbert.tasks.tagging_model import BertTokenClassifier
 from layer_checks import run_standard_checks
 
 VOCAB, SEQ = 24, 10

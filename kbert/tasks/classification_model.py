@@ -5,11 +5,11 @@ from __future__ import annotations
 import keras
 
 from kbert.models.bert_encoder import BertEncoder
-from kbert.models.bert_task import BertTask
+from kbert.models.bert_task_model import BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class BertClassifier(BertTask):
+class BertClassifier(BertTaskModel):
     """BERT's downstream cases 1 and 3: one text, or a text pair, to one class (or one score).
 
     pooled_output ([CLS]) -> dropout -> dense(num_classes) -> logits
@@ -48,24 +48,23 @@ class BertClassifier(BertTask):
         def head(inputs, encoded):
             return self.output_dense(self.output_dropout(encoded["pooled_output"]))
 
-        self._build_task(encoder, dropout, feature_based, head, **kwargs)
+        self._build_task_model(encoder, dropout, feature_based, head, **kwargs)
 
     @property
     def is_regression(self) -> bool:
         return self.num_classes == 1
 
-    def task_config(self):
+    def head_config(self):
         return {"num_classes": self.num_classes}
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Defaults: AdamW (see `BertTask.default_optimizer`); cross-entropy from logits and accuracy, or
-        mean squared error and mean absolute error for regression."""
-        if optimizer == "auto":
-            optimizer = self.default_optimizer()
-        if loss == "auto":
-            loss = (keras.losses.MeanSquaredError() if self.is_regression
-                    else keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        if metrics == "auto":
-            metrics = ([keras.metrics.MeanAbsoluteError(name="mae")] if self.is_regression
-                       else [keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+    def default_loss(self) -> keras.losses.Loss:
+        """Cross-entropy from logits; mean squared error for regression."""
+        if self.is_regression:
+            return keras.losses.MeanSquaredError()
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self) -> list[keras.metrics.Metric]:
+        """Accuracy; mean absolute error for regression."""
+        if self.is_regression:
+            return [keras.metrics.MeanAbsoluteError(name="mae")]
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]

@@ -7,11 +7,11 @@ import keras
 from kbert.constants import IGNORE_LABEL
 from kbert.metrics.keras_metrics import MaskedAccuracy
 from kbert.models.bert_encoder import BertEncoder
-from kbert.models.bert_task import BertTask
+from kbert.models.bert_task_model import BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class BertTokenClassifier(BertTask):
+class BertTokenClassifier(BertTaskModel):
     """BERT's downstream case 2: a label for every token (the paper tags each word's first piece).
 
     sequence_output -> dropout -> dense(num_labels) -> logits at every position
@@ -46,17 +46,15 @@ class BertTokenClassifier(BertTask):
         def head(inputs, encoded):
             return self.output_dense(self.output_dropout(encoded["sequence_output"]))
 
-        self._build_task(encoder, dropout, feature_based, head, **kwargs)
+        self._build_task_model(encoder, dropout, feature_based, head, **kwargs)
 
-    def task_config(self):
+    def head_config(self):
         return {"num_labels": self.num_labels}
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Defaults: AdamW; cross-entropy over scored positions only; accuracy over scored positions."""
-        if optimizer == "auto":
-            optimizer = self.default_optimizer()
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORE_LABEL)
-        if metrics == "auto":
-            metrics = [MaskedAccuracy(ignore_index=IGNORE_LABEL, name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+    def default_loss(self) -> keras.losses.Loss:
+        """Cross-entropy over the scored positions only."""
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORE_LABEL)
+
+    def default_metrics(self) -> list[keras.metrics.Metric]:
+        """Accuracy over the scored positions."""
+        return [MaskedAccuracy(ignore_index=IGNORE_LABEL, name="accuracy")]

@@ -5,15 +5,16 @@ from __future__ import annotations
 import keras
 
 from kbert.models.bert_encoder import BertEncoder
-from kbert.models.bert_task import BertTask
+from kbert.models.bert_task_model import BertTaskModel
 
 # Added to the logits of positions that cannot hold an answer (padding); finite, so float16 stays safe
 # once cast, and far below any real logit.
 NOT_AN_ANSWER = -1e4
+OUTPUTS = ("start_logits", "end_logits")
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class BertQuestionAnswerer(BertTask):
+class BertQuestionAnswerer(BertTaskModel):
     """BERT's downstream case 4: `[CLS] question [SEP] context [SEP]`, two learned vectors S and E.
 
     The score of token i as the answer's start is S·T_i, as its end E·T_i (a 2-unit dense layer on the
@@ -48,22 +49,15 @@ class BertQuestionAnswerer(BertTask):
             start, end = keras.ops.unstack(logits, 2, axis=-1)
             return {"start_logits": start, "end_logits": end}
 
-        self._build_task(encoder, dropout, feature_based, head, **kwargs)
+        self._build_task_model(encoder, dropout, feature_based, head, **kwargs)
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Defaults: AdamW; cross-entropy of the start and of the end position, averaged; exact-position
-        accuracy of each."""
-        if optimizer == "auto":
-            optimizer = self.default_optimizer()
-        if loss == "auto":
-            loss = {
-                "start_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                "end_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            }
-            kwargs.setdefault("loss_weights", {"start_logits": 0.5, "end_logits": 0.5})
-        if metrics == "auto":
-            metrics = {
-                "start_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-                "end_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-            }
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+    def default_loss(self) -> dict[str, keras.losses.Loss]:
+        """Cross-entropy of the start and of the end position (averaged: `default_loss_weights`)."""
+        return {name: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for name in OUTPUTS}
+
+    def default_loss_weights(self) -> dict[str, float]:
+        return {name: 0.5 for name in OUTPUTS}
+
+    def default_metrics(self) -> dict[str, list[keras.metrics.Metric]]:
+        """Exact-position accuracy of the start and of the end."""
+        return {name: [keras.metrics.SparseCategoricalAccuracy(name="accuracy")] for name in OUTPUTS}
