@@ -118,11 +118,11 @@ def pretrain_from_scratch(out: str, steps: int) -> dict:
     vocab_file = file_io.join(directory, "vocab.txt")
     file_io.write_text(vocab_file, "\n".join(vocabulary) + "\n")
     data = create_pretraining_data(CreatePretrainingDataConfig(
-        inputs=[corpus], vocab=vocab_file, output=file_io.join(directory, "data"), max_seq_length=64,
+        input=[corpus], vocab=vocab_file, out=file_io.join(directory, "data"), sequence_length=64,
         dupe_factor=2, masking="dynamic"))
     print(f"{data['num_instances']} pretraining instances (dynamic masks) in {file_io.join(directory, 'data')}")
     summary = pretrain(PretrainConfig(
-        train_data=file_io.join(directory, "data"), out=file_io.join(directory, "model"), preset="tiny",
+        train=file_io.join(directory, "data"), out=file_io.join(directory, "model"), preset="tiny",
         steps=steps, batch_size=16, learning_rate=1e-3, save_every_steps=steps, verbose=2, tensorboard=False,
     ))
     metrics = summary["final_metrics"]

@@ -1,26 +1,59 @@
-"""`kbert evaluate DIR --data SRC`: score a fine-tuned model directory and print its metrics as JSON."""
+"""`kbert evaluate DIR --input SRC [task settings]`: score a fine-tuned model directory, print its metrics.
+
+The flags are read in two steps: first this command's own (`--input`, `--batch-size` ...), then, once
+DIR/task.json names the task, the task's settings (the flags of `kbert finetune TASK`), which override the
+settings saved with the model for this evaluation.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from kbert.cli.finetune import parse_range
+from kbert.cli.flags import add_alias, add_dataclass_flags, collect
+
+PASS_UNKNOWN_ARGS = True  # `kbert.cli.main` hands the other flags over as `args.unknown_args`: task settings
+# Old task flag -> task setting (hidden; they print a deprecation warning).
+TASK_ALIASES = {"articles": "validation_articles"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = ("The model's task settings are flags too (those of `kbert finetune TASK`), e.g. other "
+                     "column names; they override the ones saved in DIR/task.json.")
     parser.add_argument("model_dir", metavar="DIR", help="model directory written by `kbert finetune`")
-    parser.add_argument("--data", required=True, help="a file or tfds:NAME[:SPLIT], with the training columns")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--articles", type=parse_range, help="START:STOP articles of a SQuAD JSON file")
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--input", help="a file or tfds:NAME[:SPLIT], with the training columns")
+    add_alias(group, "data", "input")
+    parser.add_argument("--batch-size", type=int, default=64, help="prediction batch size (default: 64)")
     parser.add_argument("--max-examples", type=int, help="score only the first N examples")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def task_settings(model_dir: str, argv: list[str]) -> dict:
+    """The task settings given as flags in `argv`, for the task that `model_dir`'s task.json names.
+
+    Raises:
+        SystemExit: (status 2, from argparse) on a flag the task does not have.
+    """
+    from kbert.tasks.model_dir import read_task_info
+    from kbert.tasks.registry import REGISTRY
+
+    name = read_task_info(model_dir)["task"]
+    task = REGISTRY[name]
+    parser = argparse.ArgumentParser(prog=f"kbert evaluate DIR (a {name} model)")
+    add_dataclass_flags(parser, task)
+    fields = {action.dest for action in parser._actions}  # argparse has no public list of its destinations
+    for old, new in TASK_ALIASES.items():
+        if new in fields:
+            add_alias(parser, old, new, "Sequence[int]")
+    return collect(parser.parse_args(argv), task)
 
 
 def run(args: argparse.Namespace) -> int:
     from kbert.training.finetune import evaluate_model
 
-    metrics = evaluate_model(args.model_dir, args.data, batch_size=args.batch_size, article_range=args.articles,
-                             max_examples=args.max_examples, verbose=0 if args.quiet else 1)
+    settings = task_settings(args.model_dir, getattr(args, "unknown_args", []))
+    metrics = evaluate_model(args.model_dir, args.input, batch_size=args.batch_size, max_examples=args.max_examples,
+                             verbose=0 if args.quiet else 1, **settings)
     print(json.dumps(metrics, indent=2))
     return 0
