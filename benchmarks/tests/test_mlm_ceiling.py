@@ -63,7 +63,7 @@ def _corpus_and_data(tmp_path, vocab_file, masking: str):
     sentences = ["the cat sat on the mat .", "a good dog ran .", "the dogs ran on the mat !", "a bad cat sat ."]
     corpus.write_text("\n\n".join(" ".join(sentences[(i + j) % 4] for j in range(3)) for i in range(40)) + "\n")
     create_pretraining_data(CreatePretrainingDataConfig(
-        inputs=[str(corpus)], vocab=str(vocab_file), output=str(tmp_path / "data"), max_seq_length=16,
+        input=[str(corpus)], vocab=str(vocab_file), out=str(tmp_path / "data"), sequence_length=16,
         objective="none", masking=masking, whole_word_masking=True, dupe_factor=2, layout="paragraphs"))
     return corpus
 

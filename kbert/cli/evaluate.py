@@ -29,18 +29,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def task_settings(model_dir: str, argv: list[str]) -> dict:
-    """The task settings given as flags in `argv`, for the task that `model_dir`'s task.json names.
+def task_flags(task: type, argv: list[str], prog: str = "kbert evaluate") -> dict:
+    """The settings of `task` (a task class or its settings) given as flags in `argv`.
+
+    Args:
+        task: type. A `kbert.tasks` task or settings dataclass; its fields are the flags.
+        argv: list of str. The flags after this command's own.
+        prog: str. The name in an error message.
+
+    Returns:
+        dict of the settings given (field name -> value).
 
     Raises:
-        SystemExit: (status 2, from argparse) on a flag the task does not have.
+        SystemExit: (status 2, from argparse, which prints the message) on a flag the task does not have.
     """
-    from kbert.tasks.model_dir import read_task_info
-    from kbert.tasks.registry import REGISTRY
-
-    name = read_task_info(model_dir)["task"]
-    task = REGISTRY[name]
-    parser = argparse.ArgumentParser(prog=f"kbert evaluate DIR (a {name} model)")
+    parser = argparse.ArgumentParser(prog=prog)
     add_dataclass_flags(parser, task)
     fields = {action.dest for action in parser._actions}  # argparse has no public list of its destinations
     for old, new in TASK_ALIASES.items():
@@ -50,9 +53,12 @@ def task_settings(model_dir: str, argv: list[str]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kbert.tasks.model_dir import read_task_info
+    from kbert.tasks.registry import REGISTRY
     from kbert.training.finetune import evaluate_model
 
-    settings = task_settings(args.model_dir, getattr(args, "unknown_args", []))
+    name = read_task_info(args.model_dir)["task"]
+    settings = task_flags(REGISTRY[name], getattr(args, "unknown_args", []), f"kbert evaluate (a {name} model)")
     metrics = evaluate_model(args.model_dir, args.input, batch_size=args.batch_size, max_examples=args.max_examples,
                              verbose=0 if args.quiet else 1, **settings)
     print(json.dumps(metrics, indent=2))

@@ -79,7 +79,7 @@ def _dataset(config: PretrainConfig, global_batch: int):
     data_config = _data_config(config, None, objective)
     text_config = dataclasses.replace(data_config, input=[config.train], dupe_factor=1,
                                       objective="nsp" if objective == "none" else objective)
-    dataset = text_pretraining_dataset(text_config, tokenizer, batch_size=global_batch, seed=config.seed).repeat()
+    dataset = text_pretraining_dataset(text_config, tokenizer, batch_size=global_batch).repeat()
     return dataset, tokenizer, objective, data_config
 
 
