@@ -32,7 +32,7 @@ def _features(seed: int, batch: int = 6, seq: int = 24):
 @pytest.mark.parametrize("whole_word", [True, False])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_torch_masker_gives_dynamic_maskers_output_from_the_same_draws(whole_word, seed):
-    masker = DynamicMasker(TINY_VOCAB, max_predictions_per_seq=4, masked_lm_prob=0.15, whole_word=whole_word)
+    masker = DynamicMasker(TINY_VOCAB, max_predictions_per_seq=4, masked_lm_prob=0.15, whole_word_masking=whole_word)
     features = _features(seed)
     stateless_seed = tf.constant([seed, 7], tf.int64)
     expected = masker(features, stateless_seed)

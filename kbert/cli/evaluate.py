@@ -13,8 +13,6 @@ import json
 from kbert.cli.flags import add_alias, add_dataclass_flags, collect
 
 PASS_UNKNOWN_ARGS = True  # `kbert.cli.main` hands the other flags over as `args.unknown_args`: task settings
-# Old task flag -> task setting (hidden; they print a deprecation warning).
-TASK_ALIASES = {"articles": "validation_articles"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def task_flags(task: type, argv: list[str], prog: str = "kbert evaluate") -> dict:
     """The settings of `task` (a task class or its settings) given as flags in `argv`.
 
+    A setting's old flag names (`metadata["aliases"]` of its field) still work, with a deprecation warning.
+
     Args:
         task: type. A `kbert.tasks` task or settings dataclass; its fields are the flags.
         argv: list of str. The flags after this command's own.
@@ -45,10 +45,6 @@ def task_flags(task: type, argv: list[str], prog: str = "kbert evaluate") -> dic
     """
     parser = argparse.ArgumentParser(prog=prog)
     add_dataclass_flags(parser, task)
-    fields = {action.dest for action in parser._actions}  # argparse has no public list of its destinations
-    for old, new in TASK_ALIASES.items():
-        if new in fields:
-            add_alias(parser, old, new, "Sequence[int]")
     return collect(parser.parse_args(argv), task)
 
 

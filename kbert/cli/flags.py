@@ -114,7 +114,8 @@ def add_dataclass_flags(
 
     Args:
         parser: the parser (or argument group) to add the flags to.
-        cls: type. A dataclass. A field's `metadata` may hold "help", "choices" and `cli=False` (no flag).
+        cls: type. A dataclass. A field's `metadata` may hold "help", "choices", "aliases" (its old flag
+            names, without dashes) and `cli=False` (no flag).
         help: dict. Help texts by field name (over `metadata["help"]`).
         choices: dict. Allowed values by field name (over `metadata["choices"]`).
         required: field names that must be given (directly or by an alias).
@@ -136,6 +137,7 @@ def add_dataclass_flags(
     for old, name in (aliases or {}).items():
         old_names.setdefault(name, []).append(old)
     for field, hint in cli_fields(cls, skip):
+        old_names.setdefault(field.name, []).extend(field.metadata.get("aliases", ()))
         kind = _kind(hint)
         allowed = choices.get(field.name, field.metadata.get("choices"))
         if allowed is not None:

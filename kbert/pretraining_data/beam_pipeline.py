@@ -119,7 +119,7 @@ class _PartitionRecords:
         partition, keyed = element
         documents = [document for _, document in sorted(keyed, key=lambda item: item[0])]
         instances = create_pretraining_instances(
-            documents, max_seq_length=config.sequence_length, cls_id=self.cls_id, sep_id=self.sep_id,
+            documents, sequence_length=config.sequence_length, cls_id=self.cls_id, sep_id=self.sep_id,
             objective=config.objective, short_seq_prob=config.short_seq_prob, dupe_factor=config.dupe_factor,
             seed=stable_key(config.seed, partition), document_buffer=max(1, len(documents)), instance_buffer=1)
         masker = None

@@ -48,7 +48,7 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
                         text_key=config.tfds_text_key, encoding_errors=config.encoding_errors)
     documents = tokenize_documents(corpus, tokenizer_fn(tokenizer), language=config.language)
     instances = create_pretraining_instances(
-        documents, max_seq_length=config.sequence_length, cls_id=tokenizer.cls_token_id,
+        documents, sequence_length=config.sequence_length, cls_id=tokenizer.cls_token_id,
         sep_id=tokenizer.sep_token_id, objective=config.objective, short_seq_prob=config.short_seq_prob,
         dupe_factor=config.dupe_factor, seed=config.seed, document_buffer=config.document_buffer)
     first = next(instances, None)

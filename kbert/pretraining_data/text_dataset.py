@@ -12,24 +12,24 @@ from kbert.pretraining_data.create_config import CreatePretrainingDataConfig
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
 
 
-def unmasked_feature_spec(max_seq_length: int) -> dict[str, tf.TensorSpec]:
+def unmasked_feature_spec(sequence_length: int) -> dict[str, tf.TensorSpec]:
     """The unmasked per-instance features that `DynamicMasker` consumes."""
-    seq = tf.TensorSpec([max_seq_length], tf.int32)
+    seq = tf.TensorSpec([sequence_length], tf.int32)
     return {
         "token_ids": seq,
         "segment_ids": seq,
-        "padding_mask": tf.TensorSpec([max_seq_length], tf.bool),
-        "word_starts": tf.TensorSpec([max_seq_length], tf.bool),
+        "padding_mask": tf.TensorSpec([sequence_length], tf.bool),
+        "word_starts": tf.TensorSpec([sequence_length], tf.bool),
         "next_sentence_label": tf.TensorSpec([], tf.int32),
     }
 
 
-def instance_arrays(instance, max_seq_length: int, pad_id: int = 0) -> dict[str, np.ndarray]:
+def instance_arrays(instance, sequence_length: int, pad_id: int = 0) -> dict[str, np.ndarray]:
     """A `PretrainingInstance` as padded numpy arrays of `unmasked_feature_spec`."""
     n = len(instance.token_ids)
-    if n > max_seq_length:
-        raise ValueError(f"instance of {n} tokens is longer than max_seq_length={max_seq_length}.")
-    pad = max_seq_length - n
+    if n > sequence_length:
+        raise ValueError(f"instance of {n} tokens is longer than sequence_length={sequence_length}.")
+    pad = sequence_length - n
     return {
         "token_ids": np.array(instance.token_ids + [pad_id] * pad, np.int32),
         "segment_ids": np.array(instance.segment_ids + [0] * pad, np.int32),
@@ -40,15 +40,15 @@ def instance_arrays(instance, max_seq_length: int, pad_id: int = 0) -> dict[str,
 
 
 def instances_dataset(
-    make_instances: Callable[[], Iterable], max_seq_length: int, pad_id: int = 0
+    make_instances: Callable[[], Iterable], sequence_length: int, pad_id: int = 0
 ) -> tf.data.Dataset:
     """An unbatched dataset of unmasked instances from a Python generator function (re-run each epoch)."""
 
     def generate():
         for instance in make_instances():
-            yield instance_arrays(instance, max_seq_length, pad_id)
+            yield instance_arrays(instance, sequence_length, pad_id)
 
-    return tf.data.Dataset.from_generator(generate, output_signature=unmasked_feature_spec(max_seq_length))
+    return tf.data.Dataset.from_generator(generate, output_signature=unmasked_feature_spec(sequence_length))
 
 
 def text_pretraining_dataset(
@@ -99,7 +99,7 @@ def text_pretraining_dataset(
     def make_instances():
         documents = tokenize_documents(corpus, tokenize, language=config.language)
         return create_pretraining_instances(
-            documents, max_seq_length=length, cls_id=tokenizer.cls_token_id,
+            documents, sequence_length=length, cls_id=tokenizer.cls_token_id,
             sep_id=tokenizer.sep_token_id, objective=config.objective, short_seq_prob=config.short_seq_prob,
             dupe_factor=config.dupe_factor, seed=config.seed, instance_buffer=shuffle_buffer)
 

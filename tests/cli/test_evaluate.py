@@ -12,8 +12,8 @@ from kbert.tasks.classification_settings import ClassificationSettings
 
 
 @dataclasses.dataclass
-class ArticleSettings:
-    validation_articles: Sequence[int] | None = None
+class RangeSettings:
+    span: Sequence[int] | None = dataclasses.field(default=None, metadata={"aliases": ("range",)})
 
 
 def test_task_settings_are_flags():
@@ -28,11 +28,11 @@ def test_a_flag_the_task_lacks_is_an_error(capsys):
     assert exit_info.value.code == 2 and "unrecognized arguments: --doc-stride" in capsys.readouterr().err
 
 
-def test_old_articles_flag_sets_validation_articles(capsys):
-    assert task_flags(ArticleSettings, ["--articles", "0:3"]) == {"validation_articles": (0, 3)}
-    assert "warning: --articles is deprecated; use --validation-articles" in capsys.readouterr().err
-    with pytest.raises(SystemExit):  # only a task with articles has the old flag
-        task_flags(ClassificationSettings, ["--articles", "0:3"])
+def test_a_settings_old_flag_name_still_works(capsys):
+    assert task_flags(RangeSettings, ["--range", "0:3"]) == {"span": (0, 3)}
+    assert "warning: --range is deprecated; use --span" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # only the task whose field names it has the old flag
+        task_flags(ClassificationSettings, ["--range", "0:3"])
 
 
 def test_command_line_reaches_evaluate_model(tmp_path, monkeypatch, capsys):

@@ -68,7 +68,7 @@ def test_whole_word_masking_with_pieces_and_word_starts():
     sequences = [sequence(rng, 60, pieces=True) for _ in range(600)]
     starts = np.ones([600, SEQ], bool)
     starts[:, 10:13] = [True, False, False]  # a segmenter word over positions 10-12 in every row
-    masker = DynamicMasker(VOCAB, 20, whole_word=True, seed=1)
+    masker = DynamicMasker(VOCAB, 20, whole_word_masking=True, seed=1)
     out = masker(batch_of(sequences, starts), tf.constant([7, 8]))
     multi = chosen = tokens = 0
     for i, ids in enumerate(sequences):
