@@ -51,8 +51,6 @@ HELP = {
 CHOICES = {"strategy": ["auto", "one_device", "mirrored", "multi_worker", "tpu"],
            "mixed_precision": ["none", "mixed_float16", "mixed_bfloat16", "auto"]}
 REQUIRED = ("train", "out")
-# Old flag -> field (hidden; they print a deprecation warning).
-ALIASES = {"output": "out"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         sub = tasks.add_parser(command, help=task.summary, description=task.summary)
         own = [field.name for field, _ in cli_fields(task)]  # a task's setting wins over a shared one
         add_dataclass_flags(sub, FinetuneConfig, help=HELP, choices=CHOICES, required=REQUIRED,
-                            skip=("verbose", *own), aliases=ALIASES)
+                            skip=("verbose", *own))
         sub.add_argument("--quiet", action="store_true", help=HELP["quiet"])
         add_dataclass_flags(sub, task)
 

@@ -41,6 +41,17 @@ class PretrainConfig:
     compile raises. `steps_per_execution` runs that many batches per call of Keras' compiled loop;
     `save_every_steps` and `steps` (times `gradient_accumulation_steps`) must divide by it. `tpu`
     (with `strategy="tpu"`): `local` on a Cloud TPU VM, a TPU name or a grpc:// address (None: TPU_NAME).
+
+    `train` is a create-pretraining-data directory or raw text (a glob or "tfds:NAME"); `sequence_length`,
+    `max_predictions_per_seq`, `masked_lm_prob`, `whole_word_masking`, `language` and `layout` are the
+    raw-text settings, named as in `CreatePretrainingDataConfig` (a data directory brings its own).
+    `from_file` still reads the keys of earlier config files (`train_data`, `max_seq_length`), with a
+    warning.
+
+    Example:
+        >>> config = PretrainConfig(train="corpus/*.txt", vocab="vocab.txt", out="run", steps=1000)
+        >>> config.sequence_length
+        128
     """
 
     train: str = ""
