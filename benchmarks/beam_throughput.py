@@ -71,13 +71,13 @@ def main() -> None:
         workdir = pathlib.Path(tmp)
         files, megabytes = corpus_slice(workdir, args.max_mb)
         common = ["create-pretraining-data", "--input", str(workdir / "corpus" / "*.txt"), "--vocab", str(vocab),
-                  "--max-seq-length", str(args.max_seq_length), "--dupe-factor", str(args.dupe_factor),
+                  "--sequence-length", str(args.max_seq_length), "--dupe-factor", str(args.dupe_factor),
                   "--num-shards", str(args.num_shards), "--objective", "nsp", "--seed", "12345"]
         rows = {}
         for name, extra in (("one process", []), ("Beam DirectRunner, 2 workers", ["--beam", *DIRECT_2_WORKERS])):
             out = workdir / name.split()[0].lower()
             start = time.perf_counter()
-            if kbert_main([*common, "--output", str(out), *extra]) != 0:
+            if kbert_main([*common, "--out", str(out), *extra]) != 0:
                 raise SystemExit(f"{name}: create-pretraining-data failed")
             seconds = time.perf_counter() - start
             rows[name] = {**record_stats(out), "seconds": seconds}

@@ -41,7 +41,7 @@ _PROGRESS = re.compile(r"^\s*([0-9.]+) +\d+/\d+\b")  # a timestamped progress li
 def build_data(corpus: pathlib.Path, vocab: pathlib.Path, out: pathlib.Path, args: argparse.Namespace) -> None:
     """`kbert create-pretraining-data` (dynamic masking, NSP) on `corpus` into `out`."""
     subprocess.run([*kbert_command(), "create-pretraining-data", "--input", str(corpus), "--vocab", str(vocab),
-                    "--output", str(out), "--max-seq-length", str(args.sequence_length),
+                    "--out", str(out), "--sequence-length", str(args.sequence_length),
                     "--max-predictions-per-seq", str(args.max_predictions), "--masking", "dynamic",
                     "--num-shards", "2"], check=True, capture_output=True, text=True)
 
@@ -61,7 +61,7 @@ def bare_step(data: pathlib.Path, args: argparse.Namespace) -> float:
 
 def end_to_end(data: pathlib.Path, out: pathlib.Path, log: pathlib.Path, args: argparse.Namespace) -> dict:
     """Runs `kbert pretrain`; its steps per second from the progress lines, and the whole wall time."""
-    command = [*kbert_command(), "pretrain", "--train-data", str(data), "--out", str(out), "--preset", "mini",
+    command = [*kbert_command(), "pretrain", "--train", str(data), "--out", str(out), "--preset", "mini",
                "--steps", str(args.steps), "--batch-size", str(args.batch_size), "--learning-rate",
                str(args.learning_rate), "--save-every-steps", str(args.save_every_steps), "--verbose", "1"]
     timed = run_timed(command, log)

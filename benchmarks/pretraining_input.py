@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from benchmarks.common.report import command_line, cpu_name, write_section
 from kbert.cli.main import main as kbert_main
+from kbert.pretraining_data.create_config import CreatePretrainingDataConfig
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
 from kbert.pretraining_data.text_dataset import text_pretraining_dataset
 from kbert.pretraining_data.tfrecords import load_pretraining_dataset
@@ -86,8 +87,8 @@ def main() -> None:
         for masking in ("dynamic", "static"):
             out = work / f"{masking}{seq}"
             start = time.perf_counter()
-            kbert_main(["create-pretraining-data", "--input", str(text), "--vocab", str(vocab), "--output", str(out),
-                        "--max-seq-length", str(seq), "--dupe-factor", "2", "--masking", masking,
+            kbert_main(["create-pretraining-data", "--input", str(text), "--vocab", str(vocab), "--out", str(out),
+                        "--sequence-length", str(seq), "--dupe-factor", "2", "--masking", masking,
                         "--whole-word-masking", "--num-shards", "4"])
             creation.append((f"en, seq {seq}, {masking}", time.perf_counter() - start, out))
             pipelines[f"kbert {masking} TFRecords, wwm"] = pipelines.get(f"kbert {masking} TFRecords, wwm", {})
@@ -108,11 +109,12 @@ def main() -> None:
         pipelines.setdefault("masking only: keras-hub MaskedLMMaskGenerator", {})[seq] = unmasked.map(
             lambda f: generator(f["token_ids"]), num_parallel_calls=tf.data.AUTOTUNE).prefetch(4)
         pipelines.setdefault("raw text end to end (tokenize + instances + mask)", {})[seq] = text_pretraining_dataset(
-            str(text), tokenizer, max_seq_length=seq, batch_size=BATCH, seed=0, whole_word=True).repeat()
+            CreatePretrainingDataConfig(input=[str(text)], sequence_length=seq, dupe_factor=1, seed=0,
+                                        whole_word_masking=True), tokenizer, batch_size=BATCH).repeat()
         if zh.is_file():
             pipelines.setdefault("raw Chinese text end to end, jieba wwm", {})[seq] = text_pretraining_dataset(
-                str(zh), tokenizer, max_seq_length=seq, batch_size=BATCH, seed=0, whole_word=True,
-                language="zh").repeat()
+                CreatePretrainingDataConfig(input=[str(zh)], sequence_length=seq, dupe_factor=1, seed=0,
+                                            whole_word_masking=True, language="zh"), tokenizer, batch_size=BATCH).repeat()
 
     results: dict[tuple[str, int], list[float]] = {}
     for _ in range(args.rounds):  # interleaved: every pipeline once per round

@@ -22,7 +22,7 @@ def heldout_batches(run: pathlib.Path, files: list[str], max_instances: int = 20
 
     data = read_pretraining_metadata(data or run / "data")
     config = CreatePretrainingDataConfig(
-        inputs=files, max_seq_length=data["max_seq_length"], max_predictions_per_seq=data["max_predictions_per_seq"],
+        input=files, sequence_length=data["sequence_length"], max_predictions_per_seq=data["max_predictions_per_seq"],
         masked_lm_prob=data["masked_lm_prob"], objective="none", whole_word_masking=data["whole_word_masking"],
         language=data["language"], layout=data["layout"], encoding_errors="replace")
     tokenizer = load_tokenizer(run / "model")

@@ -58,7 +58,7 @@ def export(data: str, heldout_text: str, out: str, max_heldout: int = 2048) -> d
     if metadata["masking"] != "dynamic" or metadata["objective"] != "none":
         raise ValueError(f"{data}: export takes masked-LM-only data with dynamic masks, not "
                          f"{metadata['masking']} masks for objective {metadata['objective']!r}")
-    seq = metadata["max_seq_length"]
+    seq = metadata["sequence_length"]
     spec = {name: tf.io.FixedLenFeature([seq], tf.int64) for name in ("token_ids", "padding_mask", "word_starts")}
     columns: dict[str, list[np.ndarray]] = {name: [] for name in spec}
     for batch in tf.data.TFRecordDataset(tfrecord_files(data)).batch(4096).map(
@@ -73,9 +73,9 @@ def export(data: str, heldout_text: str, out: str, max_heldout: int = 2048) -> d
     special[special_token_ids(vocabulary)] = True
 
     tokenizer = load_tokenizer(str(pathlib.Path(data) / metadata["vocab_file"]), lowercase=metadata["lowercase"])
-    settings = ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "short_seq_prob",
+    settings = ("sequence_length", "max_predictions_per_seq", "masked_lm_prob", "short_seq_prob",
                 "whole_word_masking", "language", "layout", "encoding_errors", "lowercase")
-    heldout_config = CreatePretrainingDataConfig(inputs=[heldout_text], objective="none",
+    heldout_config = CreatePretrainingDataConfig(input=[heldout_text], objective="none",
                                                  **{k: metadata[k] for k in settings if k in metadata})
     heldout = {name: [] for name in HELDOUT_KEYS}
     for batch in heldout_from_text(heldout_config, tokenizer, 256, max_heldout).as_numpy_iterator():

@@ -149,7 +149,7 @@ def time_step(recipe, data: pathlib.Path, out: pathlib.Path, steps: int) -> floa
     """Seconds a step of `recipe` takes on this machine: a short run of it from random weights on `data`."""
     from kbert.training.pretrain import pretrain
 
-    probe = dataclasses.replace(recipe, train_data=str(data), out=str(out), init=None, steps=steps,
+    probe = dataclasses.replace(recipe, train=str(data), out=str(out), init=None, steps=steps,
                                 warmup_steps=0, max_minutes=None, heldout_text=None, heldout_data=None,
                                 save_every_steps=steps, keep_checkpoints=1, tensorboard=False, verbose=0)
     seconds = pretrain(probe)["seconds_per_step"]
@@ -174,7 +174,7 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
     # The last phase is the model the downstream runs start from; earlier ones are kept beside it.
     outs = [work / f"model_phase{i + 1}" for i in range(len(recipes) - 1)] + [work / "model"]
     # The last phase's data is `data`, beside `model`, where the analyses of a run look for it.
-    datas = [work / ("data" if out == outs[-1] else f"data_seq{r.max_seq_length}") for r, out in zip(recipes, outs)]
+    datas = [work / ("data" if out == outs[-1] else f"data_seq{r.sequence_length}") for r, out in zip(recipes, outs)]
     finished = [args.resume and (out / "history.json").exists() for out in outs]
     vocab = work / "vocab.txt"
     if not (args.resume and vocab.exists()) and main(
@@ -184,10 +184,10 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
     for recipe, data, done in zip(recipes, datas, finished):
         if not done:
             made = create_pretraining_data(CreatePretrainingDataConfig(
-                inputs=train_files, vocab=str(vocab), output=str(data), max_seq_length=recipe.max_seq_length,
+                input=train_files, vocab=str(vocab), out=str(data), sequence_length=recipe.sequence_length,
                 objective=recipe.objective or "none", whole_word_masking=args.lang == "zh", language=args.lang,
                 layout=spec["layout"], masking="dynamic", dupe_factor=spec["dupe_factor"], num_shards=4))
-            print(f"{made['num_instances']} instances of {recipe.max_seq_length} in {made['seconds']:.0f} s", flush=True)
+            print(f"{made['num_instances']} instances of {recipe.sequence_length} in {made['seconds']:.0f} s", flush=True)
     minutes, seconds_per_step = args.minutes, args.seconds_per_step
     calibration = {}
     if args.calibration_steps and not all(finished):
@@ -210,7 +210,7 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
             if "minutes" not in summary and (work / "results.json").exists():  # a run that predates the field
                 summary["minutes"] = json.loads((work / "results.json").read_text())["minutes"]
         else:
-            recipe.train_data, recipe.out, recipe.heldout_text = str(data), str(out), heldout
+            recipe.train, recipe.out, recipe.heldout_text = str(data), str(out), heldout
             recipe.init = recipe.init or init
             recipe.steps, recipe.max_minutes, recipe.verbose = steps, phase_minutes, 2
             recipe.warmup_steps = min(recipe.warmup_steps or steps // 10, steps // 10)
@@ -220,7 +220,7 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
             summary["minutes"] = (time.perf_counter() - start) / 60
             history.write_text(json.dumps({**json.loads(history.read_text()), "minutes": summary["minutes"]},
                                           indent=2) + "\n")
-        phases.append({"recipe": os.path.relpath(path, REPO), "max_seq_length": recipe.max_seq_length,
+        phases.append({"recipe": os.path.relpath(path, REPO), "max_seq_length": recipe.sequence_length,
                        "steps": summary["steps"], "minutes": summary["minutes"],
                        "seconds_per_step": summary.get("seconds_per_step"),
                        "heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"),

@@ -31,15 +31,15 @@ def continue_with(objective: str, args: argparse.Namespace, run: pathlib.Path, w
     data = work / f"data_{objective}"
     if not (data / "metadata.json").exists():
         create_pretraining_data(CreatePretrainingDataConfig(
-            inputs=sorted(glob.glob(str(run / "train" / "*.txt"))), vocab=str(run / "model" / "vocab.txt"),
-            output=str(data), max_seq_length=args.max_seq_length, objective=objective, layout="paragraphs",
+            input=sorted(glob.glob(str(run / "train" / "*.txt"))), vocab=str(run / "model" / "vocab.txt"),
+            out=str(data), sequence_length=args.max_seq_length, objective=objective, layout="paragraphs",
             masking="dynamic", dupe_factor=args.dupe_factor, num_shards=2))
     out = work / objective
     start = time.perf_counter()
     summary = pretrain(PretrainConfig(
-        train_data=str(data), out=str(out), init=str(run / "model"), objective=objective, steps=args.steps,
+        train=str(data), out=str(out), init=str(run / "model"), objective=objective, steps=args.steps,
         batch_size=args.batch_size, learning_rate=args.learning_rate, warmup_steps=args.steps // 10,
-        max_seq_length=args.max_seq_length, layout="paragraphs", heldout_text=str(run / "heldout" / "*.txt"),
+        sequence_length=args.max_seq_length, layout="paragraphs", heldout_text=str(run / "heldout" / "*.txt"),
         heldout_max_instances=args.heldout_max_instances, save_every_steps=max(1, args.steps // args.evaluations),
         seed=args.seed, dropout=args.dropout, verbose=2))
     curve = [json.loads(p.read_text()) for p in sorted((out / "heldout").glob("step_*.json"))]

@@ -6,7 +6,7 @@ same relation to the next from step 0. The table is scaled to the token table's 
 so neither dominates the embedding LayerNorm; every other weight is kbert's usual random start.
 
     python -m benchmarks.studies.sinusoid_init --vocab runs/en_tiny/data/vocab.txt --out runs/sinusoid_init
-    kbert pretrain --config recipes/pretrain_en_tiny.yaml --init runs/sinusoid_init --train-data ... --out ...
+    kbert pretrain --config recipes/pretrain_en_tiny.yaml --init runs/sinusoid_init --train ... --out ...
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def _features(seed: int, batch: int = 6, seq: int = 24):
 @pytest.mark.parametrize("whole_word", [True, False])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_torch_masker_gives_dynamic_maskers_output_from_the_same_draws(whole_word, seed):
-    masker = DynamicMasker(TINY_VOCAB, max_predictions_per_seq=4, masked_lm_prob=0.15, whole_word=whole_word)
+    masker = DynamicMasker(TINY_VOCAB, max_predictions_per_seq=4, masked_lm_prob=0.15, whole_word_masking=whole_word)
     features = _features(seed)
     stateless_seed = tf.constant([seed, 7], tf.int64)
     expected = masker(features, stateless_seed)
@@ -63,7 +63,7 @@ def _corpus_and_data(tmp_path, vocab_file, masking: str):
     sentences = ["the cat sat on the mat .", "a good dog ran .", "the dogs ran on the mat !", "a bad cat sat ."]
     corpus.write_text("\n\n".join(" ".join(sentences[(i + j) % 4] for j in range(3)) for i in range(40)) + "\n")
     create_pretraining_data(CreatePretrainingDataConfig(
-        inputs=[str(corpus)], vocab=str(vocab_file), output=str(tmp_path / "data"), max_seq_length=16,
+        input=[str(corpus)], vocab=str(vocab_file), out=str(tmp_path / "data"), sequence_length=16,
         objective="none", masking=masking, whole_word_masking=True, dupe_factor=2, layout="paragraphs"))
     return corpus
 

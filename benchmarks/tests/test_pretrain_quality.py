@@ -29,7 +29,7 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
     # The recipe changes the preset's heads, so the random start must take the model's architecture.
     for name, length in (("short.yaml", 16), ("recipe.yaml", 32)):
         (tmp_path / name).write_text(f"preset: tiny\nnum_attention_heads: 4\nobjective: none\n"
-                                     f"max_seq_length: {length}\nbatch_size: 16\n"
+                                     f"sequence_length: {length}\nbatch_size: 16\n"
                                      "learning_rate: 1.0e-3\nsave_every_steps: 20\n")
     out = tmp_path / "out"
     code = main(["--lang", "en", "--minutes", "1", "--out", str(out), "--corpus", str(tmp_path / "corpus*.txt"),

@@ -38,11 +38,11 @@ def test_the_committed_recipes_load_and_fit_the_hour(lang):
     from benchmarks.studies.pretrain_quality import LANGUAGES, REPO
     from kbert.training.pretrain import PretrainConfig
 
-    recipes = [PretrainConfig.from_file(REPO / "recipes" / name, train_data="data", out="out")
+    recipes = [PretrainConfig.from_file(REPO / "recipes" / name, train="data", out="out")
                for name in LANGUAGES[lang]["recipes"]]
     for recipe in recipes:
         recipe.validate()  # the settings a user's command adds are the data and the output directory
     assert sum(r.max_minutes for r in recipes) <= 60
-    lengths = [r.max_seq_length for r in recipes]
+    lengths = [r.sequence_length for r in recipes]
     assert lengths == sorted(lengths) and lengths[-1] == 128  # short sequences first, BERT's length last
     assert all(r.objective == "none" and r.preset == recipes[-1].preset for r in recipes)  # one model, masked LM

@@ -4,7 +4,7 @@
 2. fine-tune a sentiment classifier with `model.fit` on sentences made at run time;
 3. evaluate it on held-out sentences whose adjectives it never saw labelled;
 4. export one strings-in SavedModel (TF Serving) and a TFLite model (phones);
-5. answer a few sentences through both;
+5. run a few sentences through both;
 6. pretrain a tiny BERT from scratch for a few steps on Python's own documentation text.
 """
 
@@ -86,13 +86,13 @@ def finetune_and_export(out: str, args: argparse.Namespace) -> dict:
 
     _section("5. Ask both exports")
     serving = tf.saved_model.load(export_dir).signatures["serving_default"]
-    answers = serving(text=tf.constant(SENTENCES))
+    outputs = serving(text=tf.constant(SENTENCES))
     interpreter = tflite.interpreter(tflite_file)
     lite = tflite.run(interpreter, {"text": SENTENCES})
     for i, sentence in enumerate(SENTENCES):
-        label = answers["label"][i].numpy().decode()
+        label = outputs["label"][i].numpy().decode()
         lite_label = lite["label"][i].decode() if isinstance(lite["label"][i], bytes) else str(lite["label"][i])
-        print(f"{sentence!r:55} SavedModel: {label} ({answers['probabilities'][i].numpy().max():.2f})"
+        print(f"{sentence!r:55} SavedModel: {label} ({outputs['probabilities'][i].numpy().max():.2f})"
               f"  TFLite: {lite_label} ({lite['probabilities'][i].max():.2f})")
     return {"model": model_dir, "savedmodel": export_dir, "tflite": tflite_file, "accuracy": after}
 
@@ -118,11 +118,11 @@ def pretrain_from_scratch(out: str, steps: int) -> dict:
     vocab_file = file_io.join(directory, "vocab.txt")
     file_io.write_text(vocab_file, "\n".join(vocabulary) + "\n")
     data = create_pretraining_data(CreatePretrainingDataConfig(
-        inputs=[corpus], vocab=vocab_file, output=file_io.join(directory, "data"), max_seq_length=64,
+        input=[corpus], vocab=vocab_file, out=file_io.join(directory, "data"), sequence_length=64,
         dupe_factor=2, masking="dynamic"))
     print(f"{data['num_instances']} pretraining instances (dynamic masks) in {file_io.join(directory, 'data')}")
     summary = pretrain(PretrainConfig(
-        train_data=file_io.join(directory, "data"), out=file_io.join(directory, "model"), preset="tiny",
+        train=file_io.join(directory, "data"), out=file_io.join(directory, "model"), preset="tiny",
         steps=steps, batch_size=16, learning_rate=1e-3, save_every_steps=steps, verbose=2, tensorboard=False,
     ))
     metrics = summary["final_metrics"]

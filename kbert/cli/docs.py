@@ -26,7 +26,7 @@ def command_help(name: str) -> str:
 
 
 def subcommand_helps(name: str) -> dict[str, str]:
-    """`{subcommand: --help text}` for a command with subcommands (`kbert finetune classify|tag|qa`)."""
+    """`{subcommand: --help text}` for a command with subcommands (`kbert finetune TASK`)."""
     os.environ["COLUMNS"] = "100"
     helps = {}
     for action in command_parser(name)._actions:

@@ -1,16 +1,16 @@
-"""`kbert finetune classify|tag|qa`: fine-tune a pretrained (or random) BERT and write a model directory.
+"""`kbert finetune TASK`: fine-tune a pretrained (or random) BERT and write a model directory.
 
 The common flags are `FinetuneConfig`'s fields; each task's own flags are its settings (the fields of its
-`kbert.tasks` class), so a new task brings its flags with it.
+`kbert.tasks` class), so a new task brings its flags with it. TASK is a command of
+`kbert.tasks.registry.COMMANDS`.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import typing
 
+from kbert.cli.flags import add_dataclass_flags, cli_fields, collect
 from kbert.cli.main import UsageError
 
 HELP = {
@@ -22,7 +22,7 @@ HELP = {
     "train": "training data: a file or tfds:NAME[:SPLIT]",
     "validation": "validation data: a file or tfds:NAME[:SPLIT]",
     "out": "model directory to write",
-    "sequence_length": "packing length in tokens (QA: the window length)",
+    "sequence_length": "packing length in tokens (the window length of a task that reads long texts in windows)",
     "epochs": "passes over the training data",
     "batch_size": "global batch size: the examples of one step summed over all replicas (default 32)",
     "learning_rate": "peak learning rate of AdamW",
@@ -37,11 +37,9 @@ HELP = {
     "max_train_examples": "use only the first N training examples",
     "max_validation_examples": "use only the first N validation examples",
     "group_by_length": "batch training examples of similar length together, so batches pad less; "
-                       "classify keeps every batch's labels in the data's shares; "
+                       "with class labels, every batch keeps their shares in the data; "
                        "an epoch of up to 16 batches stays random "
                        "(default: on; --no-group-by-length for plain random batches)",
-    "train_articles": "START:STOP articles of a SQuAD JSON train file",
-    "validation_articles": "START:STOP articles of the validation file",
     "quiet": "no progress bars",
     "jit_compile": "compile the whole train step as one XLA program at fixed shapes (what a TPU runs): "
                    "batches padded to --sequence-length, the last short batch dropped, no length grouping; "
@@ -53,85 +51,40 @@ HELP = {
 CHOICES = {"strategy": ["auto", "one_device", "mirrored", "multi_worker", "tpu"],
            "mixed_precision": ["none", "mixed_float16", "mixed_bfloat16", "auto"]}
 REQUIRED = ("train", "out")
-# Flags of every task; each task's own come from its fields.
-TASK_ONLY = ("train_articles", "validation_articles")
-
-
-def parse_range(text: str) -> tuple[int, int]:
-    """"0:40" -> (0, 40), for --train-articles / --validation-articles / --articles."""
-    start, _, stop = text.partition(":")
-    try:
-        return int(start), int(stop)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected START:STOP (e.g. 0:40), got {text!r}") from None
-
-
-def _column(text: str) -> str | int:
-    return int(text) if text.lstrip("-").isdigit() else text
-
-
-def _add_field(parser: argparse.ArgumentParser, field: dataclasses.Field, hint: str, help_text: str) -> None:
-    """One flag for a dataclass field, typed from its annotation; its default stays the dataclass's."""
-    flag = "--" + field.name.replace("_", "-")
-    default = field.default if field.default is not dataclasses.MISSING else None
-    if "bool" in hint:
-        kind: dict = {"action": argparse.BooleanOptionalAction}
-    elif "Sequence[int]" in hint:
-        kind = {"type": parse_range}
-    elif "int" in hint and "str" in hint:
-        kind = {"type": _column}
-    elif "int" in hint:
-        kind = {"type": int}
-    elif "float" in hint:
-        kind = {"type": float}
-    else:
-        kind = {"type": str}
-    if field.name in CHOICES:
-        kind["choices"] = CHOICES[field.name]
-    if default is not None and "default" not in help_text:
-        help_text = f"{help_text} (default: {default})".strip()
-    parser.add_argument(flag, default=None, required=field.name in REQUIRED, help=help_text, **kind)
-
-
-def _fields(cls: type) -> list[tuple[dataclasses.Field, str]]:
-    hints = typing.get_type_hints(cls)
-    return [(f, str(hints[f.name])) for f in dataclasses.fields(cls) if f.metadata.get("cli", True)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds one subcommand per task: `FinetuneConfig`'s flags, `--quiet` and the task's settings."""
     from kbert.tasks.registry import COMMANDS
     from kbert.training.finetune_config import FinetuneConfig
 
     tasks = parser.add_subparsers(dest="task", required=True, metavar="TASK")
     for command, task in COMMANDS.items():
         sub = tasks.add_parser(command, help=task.summary, description=task.summary)
-        for field, hint in _fields(FinetuneConfig):
-            if field.name == "verbose" or (field.name in TASK_ONLY and not task.reads_articles):
-                continue
-            _add_field(sub, field, hint, HELP.get(field.name, ""))
+        own = [field.name for field, _ in cli_fields(task)]  # a task's setting wins over a shared one
+        add_dataclass_flags(sub, FinetuneConfig, help=HELP, choices=CHOICES, required=REQUIRED,
+                            skip=("verbose", *own))
         sub.add_argument("--quiet", action="store_true", help=HELP["quiet"])
-        for field, hint in _fields(task):
-            _add_field(sub, field, hint, field.metadata.get("help", ""))
+        add_dataclass_flags(sub, task)
 
 
 def task_from_args(args: argparse.Namespace):
     """The `kbert.tasks.Task` that parsed `kbert finetune TASK ...` arguments describe."""
     from kbert.tasks.registry import COMMANDS, get_task
 
-    given = {k: v for k, v in vars(args).items() if v is not None}
     settings = COMMANDS[args.task]
-    return get_task(settings.name, **{f.name: given[f.name] for f, _ in _fields(settings) if f.name in given})
+    return get_task(settings.name, **collect(args, settings))
 
 
 def run(args: argparse.Namespace) -> int:
+    from kbert.tasks.registry import COMMANDS
     from kbert.training.finetune import FinetuneConfig, finetune, format_phases
 
     if args.init is None and args.vocab is None:
         raise UsageError("without --init, --vocab is required (random weights need a vocabulary)")
-    given = {k: v for k, v in vars(args).items() if v is not None}
     task = task_from_args(args)
-    config = FinetuneConfig(**{f.name: given[f.name] for f in dataclasses.fields(FinetuneConfig)
-                               if f.name in given}, verbose=0 if args.quiet else 1)
+    own = [field.name for field, _ in cli_fields(COMMANDS[args.task])]
+    config = FinetuneConfig(**collect(args, FinetuneConfig, skip=("verbose", *own)), verbose=0 if args.quiet else 1)
     result = finetune(task, config)
     print(json.dumps(result["metrics"], indent=2))
     print(f"wrote {result['model_dir']} ({result['train_examples_per_second']:.1f} training examples/s, "

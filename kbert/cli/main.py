@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Turn a text corpus into masked-LM + NSP/SOP TFRecords.",
     ),
     "pretrain": ("kbert.cli.pretrain", "Pretrain BERT with masked LM and NSP/SOP."),
-    "finetune": ("kbert.cli.finetune", "Fine-tune on classification, tagging or QA."),
+    "finetune": ("kbert.cli.finetune", "Fine-tune on a downstream task: one subcommand per task."),
     "evaluate": ("kbert.cli.evaluate", "Evaluate a fine-tuned model directory on a dataset."),
     "export": ("kbert.cli.export", "Export a strings-in SavedModel (and TFLite)."),
     "predict": ("kbert.cli.predict", "Run an exported SavedModel or .tflite on texts."),

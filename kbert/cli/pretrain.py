@@ -8,19 +8,20 @@ bert_config.json); flags given on the command line win over the file.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import typing
 
-from kbert.training.pretrain import PretrainConfig
+from kbert.cli.flags import add_dataclass_flags, collect
+from kbert.constants import OBJECTIVES
+from kbert.training.pretrain_config import PretrainConfig
 
 HELP = {
-    "train_data": "a create-pretraining-data directory, or raw text: a file glob or tfds:NAME",
+    "train": "training data: a create-pretraining-data directory, or raw text: a file glob or tfds:NAME",
     "out": "output directory (checkpoints, logs, the final model)",
     "preset": "model size when not given by --config or --init: tiny, mini, small, medium, base, large",
     "init": "checkpoint directory to start from (HF, Google or kbert), e.g. phase 1 of a two-phase run",
     "vocab": "vocab.txt for raw text (TFRecords directories carry their own)",
     "objective": "nsp, sop or none (default: the data's objective; nsp for raw text)",
+    "sequence_length": "raw text: length of a packed instance in tokens (TFRecords directories carry their own)",
     "steps": "total optimizer steps",
     "batch_size": "global batch size: all replicas together (split across them; must divide by their count)",
     "layout": "raw text: sentences, documents or paragraphs (see create-pretraining-data)",
@@ -32,7 +33,7 @@ HELP = {
     "max_minutes": "stop after this many minutes of training even if --steps are not done",
     "dropout": "both dropout rates while pretraining (0 suits a short run of a small model); the saved "
                "model keeps its own rates for fine-tuning",
-    "warmup_steps": "linear warmup steps (default: 10%% of --steps)",
+    "warmup_steps": "linear warmup steps (default: 10% of --steps)",
     "optimizer": "adamw or lamb",
     "mixed_precision": "none, mixed_float16, mixed_bfloat16 or auto (mixed_bfloat16 on a CPU with AMX or "
                        "AVX512-BF16, mixed_float16 on a GPU, none elsewhere)",
@@ -48,34 +49,21 @@ HELP = {
 }
 
 
+# Old flag -> field (hidden; they print a deprecation warning).
+ALIASES = {"train_data": "train", "max_seq_length": "sequence_length"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds `--config` and one flag per `PretrainConfig` field."""
+    """Adds `--config` and one flag per `PretrainConfig` field (`model` comes from `--config` only)."""
     parser.add_argument("--config", help="JSON or YAML file of settings (run and model fields)")
-    hints = typing.get_type_hints(PretrainConfig)
-    for field in dataclasses.fields(PretrainConfig):
-        if field.name == "model":
-            continue
-        flag = "--" + field.name.replace("_", "-")
-        hint = str(hints[field.name])
-        if "bool" in hint:
-            kind: dict = {"action": argparse.BooleanOptionalAction}
-        elif "int" in hint and "float" not in hint and field.name != "verbose":
-            kind = {"type": int}
-        elif "float" in hint:
-            kind = {"type": float}
-        else:
-            kind = {"type": str}
-        default = field.default if field.default is not dataclasses.MISSING else None
-        parser.add_argument(flag, default=None, help=f"{HELP.get(field.name, '')} (default: {default})", **kind)
+    add_dataclass_flags(parser, PretrainConfig, help=HELP, choices={"objective": OBJECTIVES}, aliases=ALIASES)
 
 
 def run(args: argparse.Namespace) -> int:
     """Runs the pretraining (errors in settings or data are printed by `kbert.cli.main`)."""
     from kbert.training.pretrain import pretrain
 
-    given = {k: v for k, v in vars(args).items() if k != "config" and v is not None}
-    if "verbose" in given and str(given["verbose"]).isdigit():
-        given["verbose"] = int(given["verbose"])
+    given = collect(args, PretrainConfig)
     config = PretrainConfig.from_file(args.config, **given) if args.config else PretrainConfig(**given)
     summary = pretrain(config)
     heldout = {f"heldout_{k}": v for k, v in summary["heldout"].items()}

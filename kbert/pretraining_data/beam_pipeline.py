@@ -1,7 +1,7 @@
 """`create_pretraining_data_beam`: the records of `create_pretraining_data`, built as an Apache Beam pipeline.
 
-    config = CreatePretrainingDataConfig(inputs=["gs://bucket/corpus/*.txt"], vocab="vocab.txt",
-                                         output="gs://bucket/data/seq128", num_shards=256)
+    config = CreatePretrainingDataConfig(input=["gs://bucket/corpus/*.txt"], vocab="vocab.txt",
+                                         out="gs://bucket/data/seq128", num_shards=256)
     create_pretraining_data_beam(config, ["--runner=DataflowRunner", "--project=...", ...])
 
 The same functions as the one-process path run inside the pipeline, so every setting means the same:
@@ -119,7 +119,7 @@ class _PartitionRecords:
         partition, keyed = element
         documents = [document for _, document in sorted(keyed, key=lambda item: item[0])]
         instances = create_pretraining_instances(
-            documents, max_seq_length=config.max_seq_length, cls_id=self.cls_id, sep_id=self.sep_id,
+            documents, sequence_length=config.sequence_length, cls_id=self.cls_id, sep_id=self.sep_id,
             objective=config.objective, short_seq_prob=config.short_seq_prob, dupe_factor=config.dupe_factor,
             seed=stable_key(config.seed, partition), document_buffer=max(1, len(documents)), instance_buffer=1)
         masker = None
@@ -129,10 +129,10 @@ class _PartitionRecords:
         order = random.Random(stable_key(config.seed + 2, partition))
         for instance in instances:
             if masker is not None:
-                features = static_features(instance, masker, config.max_seq_length, config.predictions,
+                features = static_features(instance, masker, config.sequence_length, config.predictions,
                                            self.pad_id)
             else:
-                features = instance_arrays(instance, config.max_seq_length, self.pad_id)
+                features = instance_arrays(instance, config.sequence_length, self.pad_id)
             key = order.getrandbits(64)
             yield key % config.num_shards, (key, _example(features))
 
@@ -178,7 +178,7 @@ def _write_metadata(counts: Sequence[tuple[int, int]], output: str, settings: di
 
 
 def build_pipeline(pipeline, config, files: Sequence[str], vocabulary: list[str]) -> None:
-    """Adds the transforms that turn `files` into the shards and metadata of `config.output`."""
+    """Adds the transforms that turn `files` into the shards and metadata of `config.out`."""
     import apache_beam as beam
 
     from kbert.constants import CLS, PAD, SEP
@@ -186,7 +186,7 @@ def build_pipeline(pipeline, config, files: Sequence[str], vocabulary: list[str]
 
     corpus = TextCorpus(list(files), layout=config.layout, encoding_errors=config.encoding_errors)
     special_ids = tuple(vocabulary.index(token) for token in (CLS, SEP, PAD))
-    output, num_shards = config.output.rstrip("/"), config.num_shards
+    output, num_shards = config.out.rstrip("/"), config.num_shards
     documents = (
         pipeline
         | "Files" >> beam.Create(list(enumerate(files)))
@@ -234,8 +234,8 @@ def create_pretraining_data_beam(config, pipeline_args: Sequence[str] = ()) -> d
         ValueError, FileNotFoundError: bad settings, a missing input or vocabulary, an empty corpus.
 
     Example:
-        >>> config = CreatePretrainingDataConfig(inputs=["books/*.txt"], vocab="vocab.txt",
-        ...                                      output="data", num_shards=4)  # doctest: +SKIP
+        >>> config = CreatePretrainingDataConfig(input=["books/*.txt"], vocab="vocab.txt",
+        ...                                      out="data", num_shards=4)  # doctest: +SKIP
         >>> create_pretraining_data_beam(config, ["--direct_num_workers=2"])["num_instances"]  # doctest: +SKIP
         52114
     """
@@ -249,16 +249,16 @@ def create_pretraining_data_beam(config, pipeline_args: Sequence[str] = ()) -> d
     from kbert.text.bert_tokenizer import read_vocabulary
 
     config.validate()
-    if not config.vocab or not config.output:
-        raise ValueError("vocab and output are required.")
-    inputs = [config.inputs] if isinstance(config.inputs, str) else list(config.inputs)
+    if not config.vocab or not config.out:
+        raise ValueError("vocab and out are required.")
+    inputs = [config.input] if isinstance(config.input, str) else list(config.input)
     if any(item.startswith(TFDS_PREFIX) for item in inputs):
         raise ValueError("--beam reads text files; a tfds: input runs without --beam.")
     vocabulary = read_vocabulary(config.vocab)
     mask_token_id(vocabulary)  # MissingMaskTokenError (a ValueError) names the problem
     files = expand_inputs(inputs)
     start = time.perf_counter()
-    output = config.output.rstrip("/")
+    output = config.out.rstrip("/")
     tf.io.gfile.makedirs(output)
     metadata_path = posixpath.join(output, METADATA_FILE)
     if tf.io.gfile.exists(metadata_path):  # an older run's, which would vouch for new shards

@@ -1,10 +1,10 @@
 """`create_pretraining_data`: a text corpus to sharded masked-LM + NSP/SOP TFRecords, in one call.
 
-    config = CreatePretrainingDataConfig(inputs=["corpus/*.txt"], vocab="vocab.txt", output="data/seq128")
+    config = CreatePretrainingDataConfig(input=["corpus/*.txt"], vocab="vocab.txt", out="data/seq128")
     metadata = create_pretraining_data(config)   # what `kbert create-pretraining-data` runs
 
 The output directory holds the shards, a copy of the vocabulary and `pretraining_data.json` with every
-setting, so `kbert pretrain --train-data DIR` needs no `--vocab`.
+setting, so `kbert pretrain --train DIR` needs no `--vocab`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
     """The corpus as padded feature dicts: statically masked, or unmasked for dynamic masking.
 
     Args:
-        config: CreatePretrainingDataConfig. The corpus and instance settings (`output` is not used).
+        config: CreatePretrainingDataConfig. The corpus and instance settings (`out` is not used).
         tokenizer: a `kbert.text.BertTokenizer` whose vocabulary holds `[MASK]`.
 
     Returns:
@@ -40,7 +40,7 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
     config.validate()
     vocabulary = list(tokenizer.vocabulary)
     mask_token_id(vocabulary)  # MissingMaskTokenError (a ValueError) names the problem
-    inputs = config.inputs
+    inputs = config.input
     if isinstance(inputs, str):
         inputs = [inputs]
     source = inputs[0] if len(inputs) == 1 and inputs[0].startswith(TFDS_PREFIX) else list(inputs)
@@ -48,7 +48,7 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
                         text_key=config.tfds_text_key, encoding_errors=config.encoding_errors)
     documents = tokenize_documents(corpus, tokenizer_fn(tokenizer), language=config.language)
     instances = create_pretraining_instances(
-        documents, max_seq_length=config.max_seq_length, cls_id=tokenizer.cls_token_id,
+        documents, sequence_length=config.sequence_length, cls_id=tokenizer.cls_token_id,
         sep_id=tokenizer.sep_token_id, objective=config.objective, short_seq_prob=config.short_seq_prob,
         dupe_factor=config.dupe_factor, seed=config.seed, document_buffer=config.document_buffer)
     first = next(instances, None)
@@ -59,9 +59,9 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
     if config.masking == "static":
         masker = StaticMasker(vocabulary, config.masked_lm_prob, config.predictions, config.whole_word_masking,
                               seed=config.seed + 1)
-        return (static_features(i, masker, config.max_seq_length, config.predictions, tokenizer.pad_token_id)
+        return (static_features(i, masker, config.sequence_length, config.predictions, tokenizer.pad_token_id)
                 for i in instances)
-    return (instance_arrays(i, config.max_seq_length, tokenizer.pad_token_id) for i in instances)
+    return (instance_arrays(i, config.sequence_length, tokenizer.pad_token_id) for i in instances)
 
 
 def create_pretraining_data(config: CreatePretrainingDataConfig) -> dict:
@@ -77,21 +77,21 @@ def create_pretraining_data(config: CreatePretrainingDataConfig) -> dict:
         ValueError, FileNotFoundError: bad settings, a missing input or vocabulary, an empty corpus.
 
     Example:
-        >>> config = CreatePretrainingDataConfig(inputs=["books/*.txt"], vocab="vocab.txt",
-        ...                                      output="data", dupe_factor=5)  # doctest: +SKIP
+        >>> config = CreatePretrainingDataConfig(input=["books/*.txt"], vocab="vocab.txt",
+        ...                                      out="data", dupe_factor=5)  # doctest: +SKIP
         >>> create_pretraining_data(config)["num_instances"]  # doctest: +SKIP
         52114
     """
     from kbert.text.bert_tokenizer import BertTokenizer, read_vocabulary
 
     config.validate()
-    if not config.vocab or not config.output:
-        raise ValueError("vocab and output are required.")
+    if not config.vocab or not config.out:
+        raise ValueError("vocab and out are required.")
     vocabulary = read_vocabulary(config.vocab)
     tokenizer = BertTokenizer(vocabulary, lowercase=config.lowercase)
     start = time.perf_counter()
     records = pretraining_records(config, tokenizer)
-    metadata = write_pretraining_tfrecords(records, config.output, vocab_file=config.vocab,
+    metadata = write_pretraining_tfrecords(records, config.out, vocab_file=config.vocab,
                                            settings=config.settings(len(vocabulary)), num_shards=config.num_shards,
                                            seed=config.seed + 2)
     return {**metadata, "seconds": time.perf_counter() - start}

@@ -20,14 +20,15 @@ MASKINGS = ("static", "dynamic")
 class CreatePretrainingDataConfig:
     """Every setting of `create_pretraining_data`; each is a `kbert create-pretraining-data` flag.
 
-    Names follow Google's `create_pretraining_data.py` (dashed on the command line).
+    Names are kbert's own, the same as `PretrainConfig`'s; Google's `create_pretraining_data.py` calls
+    `input` input_file, `out` output_file and `sequence_length` max_seq_length.
 
     Attributes:
-        inputs: Sequence[str]. Globs of UTF-8 text files, or one "tfds:NAME[:SPLIT]".
+        input: Sequence[str]. Globs of UTF-8 text files, or one "tfds:NAME[:SPLIT]".
         vocab: str. WordPiece vocab.txt; must contain [MASK].
-        output: str. Output directory of the shards.
-        max_seq_length: int. Length of a packed instance.
-        max_predictions_per_seq: int | None. Default: round(max_seq_length * masked_lm_prob).
+        out: str. Output directory of the shards.
+        sequence_length: int. Length of a packed instance.
+        max_predictions_per_seq: int | None. Default: round(sequence_length * masked_lm_prob).
         masked_lm_prob: float. Fraction of tokens to predict.
         short_seq_prob: float. Probability of a shorter instance.
         dupe_factor: int. Instances made from each document, with different chunks and masks.
@@ -45,10 +46,10 @@ class CreatePretrainingDataConfig:
         encoding_errors: str. "strict", "replace" or "ignore" for bytes that are not UTF-8.
     """
 
-    inputs: Sequence[str] = ()
+    input: Sequence[str] = ()
     vocab: str = ""
-    output: str = ""
-    max_seq_length: int = 128
+    out: str = ""
+    sequence_length: int = 128
     max_predictions_per_seq: int | None = None
     masked_lm_prob: float = 0.15
     short_seq_prob: float = 0.1
@@ -68,8 +69,8 @@ class CreatePretrainingDataConfig:
 
     @property
     def predictions(self) -> int:
-        """`max_predictions_per_seq`, or its default `round(max_seq_length * masked_lm_prob)`."""
-        return self.max_predictions_per_seq or max(1, int(round(self.max_seq_length * self.masked_lm_prob)))
+        """`max_predictions_per_seq`, or its default `round(sequence_length * masked_lm_prob)`."""
+        return self.max_predictions_per_seq or max(1, int(round(self.sequence_length * self.masked_lm_prob)))
 
     def validate(self) -> None:
         """Raises a ValueError naming the first setting out of range."""
@@ -78,18 +79,18 @@ class CreatePretrainingDataConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}.")
-        if not self.inputs:
-            raise ValueError("inputs is required (text file globs or tfds:NAME).")
-        if self.max_seq_length < 5:
-            raise ValueError(f"max_seq_length must be >= 5, got {self.max_seq_length}.")
+        if not self.input:
+            raise ValueError("input is required (text file globs or tfds:NAME).")
+        if self.sequence_length < 5:
+            raise ValueError(f"sequence_length must be >= 5, got {self.sequence_length}.")
         if self.num_shards < 1 or self.dupe_factor < 1:
             raise ValueError("num_shards and dupe_factor must be >= 1.")
 
     def settings(self, vocab_size: int) -> dict:
         """The settings recorded in `pretraining_data.json`."""
         recorded = dataclasses.asdict(self)
-        for name in ("vocab", "output", "num_shards", "document_buffer", "tfds_split", "tfds_text_key"):
+        for name in ("vocab", "out", "num_shards", "document_buffer", "tfds_split", "tfds_text_key"):
             recorded.pop(name)
         recorded.update(max_predictions_per_seq=self.predictions, vocab_size=vocab_size,
-                        inputs=list(recorded["inputs"]))
+                        input=list(recorded["input"]))
         return recorded

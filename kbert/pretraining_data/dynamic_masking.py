@@ -28,10 +28,10 @@ LABEL_KEYS = ("masked_ids", "masked_weights", "next_sentence_label")
 
 
 def pretraining_feature_spec(
-    max_seq_length: int | None, max_predictions_per_seq: int | None, batch_dims: Sequence[int | None] = ()
+    sequence_length: int | None, max_predictions_per_seq: int | None, batch_dims: Sequence[int | None] = ()
 ) -> dict[str, tf.TensorSpec]:
     """The features both pipelines yield (see the module docstring); `batch_dims=(None,)` when batched."""
-    seq, preds, lead = [max_seq_length], [max_predictions_per_seq], list(batch_dims)
+    seq, preds, lead = [sequence_length], [max_predictions_per_seq], list(batch_dims)
     return {
         "token_ids": tf.TensorSpec(lead + seq, tf.int32),
         "segment_ids": tf.TensorSpec(lead + seq, tf.int32),
@@ -59,7 +59,7 @@ class DynamicMasker:
 
     The same rule as `kbert.pretraining_data.static_masking.StaticMasker`: `min(max_predictions_per_seq,
     max(1, round(length * masked_lm_prob)))` of the non-special tokens, chosen in random whole-word
-    groups when `whole_word` is set (a group that would overflow ends the choice), then 80% `[MASK]`, 10%
+    groups when `whole_word_masking` is set (a group that would overflow ends the choice), then 80% `[MASK]`, 10%
     random id, 10% unchanged. Written with stateless TF ops instead of tensorflow-text's
     `RandomItemSelector`/`MaskValuesChooser` because those draw from stateful random ops, which repeat
     the same masks on every epoch once a global seed is set, and count whole-word rates in words rather
@@ -69,7 +69,7 @@ class DynamicMasker:
         vocabulary: Sequence[str]. The vocabulary; must contain `[MASK]`.
         max_predictions_per_seq: int. Length of the masked_* features.
         masked_lm_prob: float. Fraction of tokens to predict.
-        whole_word: bool. Mask whole words (`##` pieces, and a `word_starts` feature when present).
+        whole_word_masking: bool. Mask whole words (`##` pieces, and a `word_starts` feature when present).
         mask_token_rate: float. Share of chosen tokens set to `[MASK]`.
         random_token_rate: float. Share of chosen tokens set to a random id.
         seed: int | None. Seed of the per-batch seeds; None draws a fresh one.
@@ -96,7 +96,7 @@ class DynamicMasker:
         vocabulary: Sequence[str],
         max_predictions_per_seq: int,
         masked_lm_prob: float = 0.15,
-        whole_word: bool = False,
+        whole_word_masking: bool = False,
         mask_token_rate: float = 0.8,
         random_token_rate: float = 0.1,
         seed: int | None = None,
@@ -109,7 +109,7 @@ class DynamicMasker:
         self.is_continuation = tf.constant(continuation_flags(vocabulary))
         self.max_predictions_per_seq = int(max_predictions_per_seq)
         self.masked_lm_prob = float(masked_lm_prob)
-        self.whole_word = bool(whole_word)
+        self.whole_word_masking = bool(whole_word_masking)
         self.mask_token_rate, self.random_token_rate = float(mask_token_rate), float(random_token_rate)
         self.seed = seed
 
@@ -126,7 +126,7 @@ class DynamicMasker:
         lengths = tf.reduce_sum(tf.cast(valid, tf.float32), axis=1)
         budget = tf.minimum(preds, tf.maximum(1, tf.cast(tf.round(lengths * self.masked_lm_prob), tf.int32)))
         noise = tf.random.stateless_uniform(tf.shape(ids), seeds[0])
-        if self.whole_word:
+        if self.whole_word_masking:
             chosen = self._choose_words(features, ids, candidate, noise, budget)
         else:  # the `budget` candidates with the smallest noise
             smallest, _ = tf.math.top_k(-tf.where(candidate, noise, 2.0), k=tf.minimum(preds, seq))

@@ -32,7 +32,7 @@ def heldout_from_text(
     """Held-out text as statically masked batches, the same on every call.
 
     Args:
-        config: CreatePretrainingDataConfig. The run's instance and masking settings (`inputs` is the
+        config: CreatePretrainingDataConfig. The run's instance and masking settings (`input` is the
             held-out text); the seed is replaced by a fixed one, the dupe factor by 1, masking by static.
         tokenizer: a `kbert.text.BertTokenizer`, the run's.
         batch_size: int. Evaluation batch size.
@@ -42,7 +42,7 @@ def heldout_from_text(
         A finite, cached `tf.data.Dataset` of `pretraining_feature_spec` batches (last batch partial).
 
     Example:
-        >>> config = CreatePretrainingDataConfig(inputs=["heldout.txt"], max_seq_length=128)  # doctest: +SKIP
+        >>> config = CreatePretrainingDataConfig(input=["heldout.txt"], sequence_length=128)  # doctest: +SKIP
         >>> heldout = heldout_from_text(config, tokenizer, batch_size=64)  # doctest: +SKIP
     """
     config = dataclasses.replace(config, seed=HELDOUT_SEED, dupe_factor=1, masking="static")

@@ -92,7 +92,7 @@ def pack_pair(
 def create_pretraining_instances(
     documents: Iterable[Sequence[Sentence | Sequence[int]]],
     *,
-    max_seq_length: int,
+    sequence_length: int,
     cls_id: int,
     sep_id: int,
     objective: str = "nsp",
@@ -105,7 +105,7 @@ def create_pretraining_instances(
     """Turns tokenized documents into packed pretraining instances, streaming.
 
     Follows Google's `create_instances_from_document`: sentences are gathered into a chunk until it
-    reaches a target length (`max_seq_length - 3`, or with probability `short_seq_prob` a random length
+    reaches a target length (`sequence_length - 3`, or with probability `short_seq_prob` a random length
     in [2, that]); A is the chunk's first 1..n-1 sentences. NSP: with probability 0.5, B is a span of
     another document and the chunk's unused sentences are put back; otherwise B is the rest of the chunk.
     SOP (ALBERT): B is the rest of the chunk, and A/B are swapped with probability 0.5. One difference
@@ -118,7 +118,7 @@ def create_pretraining_instances(
     Args:
         documents: an iterable of documents, each a sequence of sentences; a sentence is a list of token
             ids or a `(token_ids, word_starts)` tuple. Empty documents and sentences are skipped.
-        max_seq_length: int. Length of a packed instance, specials included (>= 5).
+        sequence_length: int. Length of a packed instance, specials included (>= 5).
         cls_id: int. Id of `[CLS]`.
         sep_id: int. Id of `[SEP]`.
         objective: str. "nsp", "sop" or "none".
@@ -134,15 +134,15 @@ def create_pretraining_instances(
 
     Example:
         >>> docs = [[[5, 6], [7, 8]], [[9, 10], [11]]]
-        >>> instances = list(create_pretraining_instances(docs, max_seq_length=16, cls_id=2, sep_id=3,
+        >>> instances = list(create_pretraining_instances(docs, sequence_length=16, cls_id=2, sep_id=3,
         ...                                               objective="none", seed=0))
         >>> sorted(i.token_ids for i in instances)
         [[2, 5, 6, 7, 8, 3], [2, 9, 10, 11, 3]]
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}.")
-    if max_seq_length < 5:
-        raise ValueError(f"max_seq_length must be >= 5 ([CLS] a [SEP] b [SEP]), got {max_seq_length}.")
+    if sequence_length < 5:
+        raise ValueError(f"sequence_length must be >= 5 ([CLS] a [SEP] b [SEP]), got {sequence_length}.")
     if dupe_factor < 1 or document_buffer < 1 or instance_buffer < 1:
         raise ValueError("dupe_factor, document_buffer and instance_buffer must be >= 1.")
     rng = random.Random(seed)
@@ -163,7 +163,7 @@ def create_pretraining_instances(
         pool[index] = pool[-1]
         pool.pop()
         for _ in range(dupe_factor):
-            yield from emit(_from_document(document, pool, max_seq_length, cls_id, sep_id, objective,
+            yield from emit(_from_document(document, pool, sequence_length, cls_id, sep_id, objective,
                                            short_seq_prob, rng))
 
     for raw_document in documents:
@@ -182,7 +182,7 @@ def create_pretraining_instances(
 def _from_document(
     document: Document,
     others: list[Document],
-    max_seq_length: int,
+    sequence_length: int,
     cls_id: int,
     sep_id: int,
     objective: str,
@@ -190,7 +190,7 @@ def _from_document(
     rng: random.Random,
 ) -> Iterator[PretrainingInstance]:
     """Google's `create_instances_from_document` over one document; `others` feed random next spans."""
-    max_num_tokens = max_seq_length - (2 if objective == "none" else 3)
+    max_num_tokens = sequence_length - (2 if objective == "none" else 3)
     target_length = max_num_tokens
     if rng.random() < short_seq_prob:
         target_length = rng.randint(2, max_num_tokens)

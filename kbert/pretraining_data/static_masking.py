@@ -71,7 +71,7 @@ class StaticMasker:
         vocabulary: Sequence[str]. The WordPiece vocabulary, one token per id; must contain `[MASK]`.
         masked_lm_prob: float. Fraction of the tokens to predict.
         max_predictions_per_seq: int. Cap on the predictions per sequence.
-        whole_word: bool. Mask whole words: a `##` piece joins the previous token's group, and
+        whole_word_masking: bool. Mask whole words: a `##` piece joins the previous token's group, and
             `word_starts` (e.g. from jieba for Chinese) can mark further word boundaries.
         mask_token_rate: float. Share of chosen tokens replaced by `[MASK]`.
         random_token_rate: float. Share of chosen tokens replaced by a random id.
@@ -97,7 +97,7 @@ class StaticMasker:
         vocabulary: Sequence[str],
         masked_lm_prob: float = 0.15,
         max_predictions_per_seq: int = 20,
-        whole_word: bool = False,
+        whole_word_masking: bool = False,
         mask_token_rate: float = 0.8,
         random_token_rate: float = 0.1,
         seed: int | None = None,
@@ -114,7 +114,7 @@ class StaticMasker:
         self.is_continuation = continuation_flags(vocabulary).tolist()
         self.masked_lm_prob = masked_lm_prob
         self.max_predictions_per_seq = max_predictions_per_seq
-        self.whole_word = whole_word
+        self.whole_word_masking = whole_word_masking
         self.mask_token_rate, self.random_token_rate = mask_token_rate, random_token_rate
         self.rng = random.Random(seed)
 
@@ -123,13 +123,13 @@ class StaticMasker:
         return min(self.max_predictions_per_seq, max(1, int(round(length * self.masked_lm_prob))))
 
     def groups(self, token_ids: Sequence[int], word_starts: Sequence[bool] | None = None) -> list[list[int]]:
-        """The candidate positions, grouped into whole words when `whole_word` is set."""
+        """The candidate positions, grouped into whole words when `whole_word_masking` is set."""
         groups: list[list[int]] = []
         for i, token in enumerate(token_ids):
             if token in self.special_ids:
                 continue
             joins = (
-                self.whole_word
+                self.whole_word_masking
                 and groups
                 and groups[-1][-1] == i - 1
                 and (self.is_continuation[token] or (word_starts is not None and not word_starts[i]))

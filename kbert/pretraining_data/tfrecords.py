@@ -36,7 +36,7 @@ class CorruptTFRecordError(ValueError):
 def static_features(instance, masker, max_seq_length: int, max_predictions_per_seq: int, pad_id: int = 0):
     """Masks a `PretrainingInstance` with a `StaticMasker` into padded arrays of the feature spec."""
     arrays = instance_arrays(instance, max_seq_length, pad_id)
-    masked = masker(instance.token_ids, instance.word_starts if masker.whole_word else None)
+    masked = masker(instance.token_ids, instance.word_starts if masker.whole_word_masking else None)
     n, k = len(masked.token_ids), len(masked.masked_positions)
     pad = max_predictions_per_seq - k
     if pad < 0:
@@ -88,7 +88,7 @@ def write_pretraining_tfrecords(
         records: an iterable of feature dicts (`static_features` or `instance_arrays`).
         output_dir: str | PathLike. Created if needed.
         vocab_file: str | PathLike. Copied into `output_dir` as `vocab.txt`.
-        settings: dict. Must hold "masking" ("static" or "dynamic"), "max_seq_length",
+        settings: dict. Must hold "masking" ("static" or "dynamic"), "sequence_length",
             "max_predictions_per_seq"; everything in it is recorded.
         num_shards: int. Number of shards.
         seed: int | None. Seed of the shuffle (None: a fresh one).
@@ -96,7 +96,7 @@ def write_pretraining_tfrecords(
     Returns:
         The metadata written to `pretraining_data.json` (written last: a directory without it is unfinished).
     """
-    for key in ("masking", "max_seq_length", "max_predictions_per_seq"):
+    for key in ("masking", "sequence_length", "max_predictions_per_seq"):
         if key not in settings:
             raise ValueError(f"settings needs {key!r}.")
     output_dir = file_io.fspath(output_dir)
@@ -173,6 +173,7 @@ def read_pretraining_metadata(directory: str | os.PathLike) -> dict:
     metadata = json.loads(file_io.read_text(path))
     if metadata.get("format") != FORMAT:
         raise ValueError(f"{path}: format is {metadata.get('format')!r}, expected {FORMAT!r}.")
+    metadata.setdefault("sequence_length", metadata.get("max_seq_length"))  # data written by kbert 0.1
     return metadata
 
 
@@ -226,7 +227,7 @@ def tfrecord_files(directory: str | os.PathLike, check_sizes: bool = True) -> li
 
 
 def _parse_spec(metadata: dict) -> dict[str, tf.io.FixedLenFeature]:
-    seq, preds = metadata["max_seq_length"], metadata["max_predictions_per_seq"]
+    seq, preds = metadata["sequence_length"], metadata["max_predictions_per_seq"]
     names = ["token_ids", "segment_ids", "padding_mask"]
     spec = {name: tf.io.FixedLenFeature([seq], tf.int64) for name in names}
     spec["next_sentence_label"] = tf.io.FixedLenFeature([1], tf.int64)

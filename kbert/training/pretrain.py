@@ -1,9 +1,9 @@
 """Pretraining BERT with `fit`: data, model, optimizer, strategy, checkpoints and resume, in one call.
 
-    config = PretrainConfig(train_data="corpus/*.txt", vocab="vocab.txt", out="run", steps=1000)
+    config = PretrainConfig(train="corpus/*.txt", vocab="vocab.txt", out="run", steps=1000)
     pretrain(config)            # writes run/ that kbert.load_pretrained reads
 
-`train_data` is either a `kbert create-pretraining-data` directory (static or dynamic masks, its
+`train` is either a `kbert create-pretraining-data` directory (static or dynamic masks, its
 vocabulary and settings recorded inside) or raw text (a glob or "tfds:NAME"), masked on the fly.
 `heldout_text` (masked with the run's own settings and a fixed seed) or `heldout_data` (a
 create-pretraining-data directory) is scored at every checkpoint: `out/heldout/step_000500.json` and
@@ -13,133 +13,12 @@ TensorBoard scalars under `out/logs/heldout`.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from typing import Any
 
 import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS, BertConfig
-from kbert.constants import OBJECTIVES
-
-
-@dataclasses.dataclass
-class PretrainConfig:
-    """Every setting of a pretraining run; each is also a `kbert pretrain` flag (`--batch-size` ...).
-
-    Model: `preset` (default "tiny") or `model` (BertConfig fields, e.g. from a bert_config.json),
-    or `init`, a checkpoint to continue from (e.g. phase 1 of a two-phase run). `batch_size` is the
-    global batch, split across the replicas of the strategy (it must divide by their number).
-    Held-out evaluation at every checkpoint: `heldout_text` (text files, masked with the run's settings
-    and a fixed seed) or `heldout_data` (a create-pretraining-data directory), at most
-    `heldout_max_instances` instances. `encoding_errors` applies to raw-text `train_data` and
-    `heldout_text` ("strict", "replace" or "ignore"). `max_minutes` stops training after that much wall
-    time even if `steps` are not done (the learning-rate schedule still follows `steps`). `dropout`
-    sets both dropout rates for this run only: the saved model keeps the rates of its preset, `model`
-    or `init`, the ones fine-tuning uses (a short run of a small model underfits, and learns faster
-    and steps faster without dropout).
-    `jit_compile` compiles the whole train step (and the held-out evaluation step) as one XLA program at
-    fixed shapes, as a TPU runs it (always on with `strategy="tpu"`): the training batches are whole
-    (`drop_remainder`) and repeat, the held-out set drops its short last batch, and an op XLA cannot
-    compile raises. `steps_per_execution` runs that many batches per call of Keras' compiled loop;
-    `save_every_steps` and `steps` (times `gradient_accumulation_steps`) must divide by it. `tpu`
-    (with `strategy="tpu"`): `local` on a Cloud TPU VM, a TPU name or a grpc:// address (None: TPU_NAME).
-    """
-
-    train_data: str = ""
-    out: str = ""
-    preset: str = "tiny"
-    model: dict[str, Any] = dataclasses.field(default_factory=dict)
-    init: str | None = None
-    dropout: float | None = None  # both rates while pretraining; None: the model's own
-    vocab: str | None = None
-    lowercase: bool | None = None
-    objective: str | None = None  # default: the data's objective, or "nsp" for raw text
-    steps: int = 1000
-    batch_size: int = 32
-    learning_rate: float = 1e-4
-    warmup_steps: int | None = None  # default: 10% of steps
-    weight_decay: float = 0.01
-    optimizer: str = "adamw"
-    clipnorm: float | None = 1.0
-    gradient_accumulation_steps: int = 1
-    max_seq_length: int = 128
-    max_predictions_per_seq: int | None = None
-    masked_lm_prob: float = 0.15
-    whole_word_masking: bool = False
-    language: str = "en"
-    layout: str = "sentences"
-    encoding_errors: str = "replace"
-    heldout_text: str | None = None
-    heldout_data: str | None = None
-    heldout_max_instances: int = 2048
-    max_minutes: float | None = None  # stop after this much wall time even if `steps` are not done
-    mixed_precision: str = "none"
-    jit_compile: bool = False
-    steps_per_execution: int = 1
-    tpu: str | None = None
-    strategy: str = "auto"
-    scale_learning_rate: str = "none"
-    save_every_steps: int = 1000
-    keep_checkpoints: int = 3  # newest step checkpoints kept; 0 keeps all (curves over a run's life)
-    tensorboard: bool = True
-    seed: int | None = 12345
-    verbose: int | str = "auto"
-
-    @classmethod
-    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> "PretrainConfig":
-        """Reads a JSON or YAML file: run fields, plus BertConfig fields (top level or under "model")."""
-        path = file_io.fspath(path)
-        text = file_io.read_text(path)
-        if os.path.splitext(path)[1] in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text) or {}
-        else:
-            data = json.loads(text)
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping of settings")
-        run_fields = {f.name for f in dataclasses.fields(cls)}
-        model_fields = {f.name for f in dataclasses.fields(BertConfig)}
-        model = dict(data.pop("model", {}) or {})
-        unknown = []
-        fields: dict[str, Any] = {}
-        for key, value in data.items():
-            key = key.replace("-", "_")
-            if key in run_fields:
-                fields[key] = value
-            elif key in model_fields:
-                model[key] = value
-            elif key not in ("architectures", "model_type", "transformers_version"):
-                unknown.append(key)
-        if unknown:
-            raise ValueError(f"{path}: unknown settings {sorted(unknown)}")
-        fields["model"] = model
-        fields.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**fields)
-
-    def validate(self) -> None:
-        if not self.train_data:
-            raise ValueError("train_data is required (a create-pretraining-data directory or text files)")
-        if not self.out:
-            raise ValueError("out is required")
-        if self.objective is not None and self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if self.steps < 1 or self.batch_size < 1:
-            raise ValueError("steps and batch_size must be >= 1")
-        if self.keep_checkpoints < 0:
-            raise ValueError(f"keep_checkpoints must be >= 0 (0 keeps all), got {self.keep_checkpoints}")
-        if self.heldout_text and self.heldout_data:
-            raise ValueError("give heldout_text or heldout_data, not both")
-        if self.dropout is not None and not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if self.steps_per_execution < 1:
-            raise ValueError(f"steps_per_execution must be >= 1, got {self.steps_per_execution}")
-        batches = {"save_every_steps": min(self.save_every_steps, self.steps), "steps": self.steps}
-        for name, steps in batches.items():
-            if steps * self.gradient_accumulation_steps % self.steps_per_execution:
-                raise ValueError(f"{name} ({steps}) x gradient_accumulation_steps "
-                                 f"({self.gradient_accumulation_steps}) must divide by steps_per_execution "
-                                 f"({self.steps_per_execution}): Keras stops only between executions")
+from kbert.training.pretrain_config import PretrainConfig  # noqa: F401  (re-exported)
 
 
 def _is_tfrecord_dir(path: str) -> bool:
@@ -161,7 +40,7 @@ def _data_config(config: PretrainConfig, metadata: dict | None, objective: str):
     """The run's instance and masking settings: the data directory's, or the config's for raw text."""
     from kbert.pretraining_data.create import CreatePretrainingDataConfig
 
-    names = ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "whole_word_masking", "language",
+    names = ("sequence_length", "max_predictions_per_seq", "masked_lm_prob", "whole_word_masking", "language",
              "layout", "encoding_errors")
     source = {n: getattr(config, n) for n in names}
     if metadata:
@@ -184,26 +63,24 @@ def _dataset(config: PretrainConfig, global_batch: int):
     from kbert.pretraining_data.text_dataset import text_pretraining_dataset
     from kbert.pretraining_data.tfrecords import load_pretraining_dataset, read_pretraining_metadata
 
-    if _is_tfrecord_dir(config.train_data):
-        metadata = read_pretraining_metadata(config.train_data)
+    if _is_tfrecord_dir(config.train):
+        metadata = read_pretraining_metadata(config.train)
         objective = config.objective or metadata["objective"]
-        _check_objective(config.train_data, metadata["objective"], objective)
+        _check_objective(config.train, metadata["objective"], objective)
         tokenizer = _tokenizer(
             dataclasses.replace(config, lowercase=metadata.get("lowercase") if config.lowercase is None
                                 else config.lowercase),
-            os.path.join(config.train_data, metadata.get("vocab_file", "vocab.txt")),
+            os.path.join(config.train, metadata.get("vocab_file", "vocab.txt")),
         )
-        dataset = load_pretraining_dataset(config.train_data, global_batch, repeat=True, seed=config.seed)
+        dataset = load_pretraining_dataset(config.train, global_batch, repeat=True, seed=config.seed)
         return dataset, tokenizer, objective, _data_config(config, metadata, objective)
     objective = config.objective or "nsp"
     tokenizer = _tokenizer(config, None)
-    dataset = text_pretraining_dataset(
-        config.train_data, tokenizer, max_seq_length=config.max_seq_length, batch_size=global_batch,
-        max_predictions_per_seq=config.max_predictions_per_seq, masked_lm_prob=config.masked_lm_prob,
-        objective="nsp" if objective == "none" else objective, whole_word=config.whole_word_masking,
-        language=config.language, layout=config.layout, encoding_errors=config.encoding_errors, seed=config.seed,
-    ).repeat()
-    return dataset, tokenizer, objective, _data_config(config, None, objective)
+    data_config = _data_config(config, None, objective)
+    text_config = dataclasses.replace(data_config, input=[config.train], dupe_factor=1,
+                                      objective="nsp" if objective == "none" else objective)
+    dataset = text_pretraining_dataset(text_config, tokenizer, batch_size=global_batch).repeat()
+    return dataset, tokenizer, objective, data_config
 
 
 def _shard(dataset, strategy, data: str | None = None):
@@ -229,7 +106,7 @@ def _heldout(config: PretrainConfig, tokenizer, data_config, batch_size: int):
                          data_config.objective)
         return heldout.heldout_from_directory(config.heldout_data, batch_size, config.heldout_max_instances)
     if config.heldout_text:
-        text_config = dataclasses.replace(data_config, inputs=[config.heldout_text])
+        text_config = dataclasses.replace(data_config, input=[config.heldout_text])
         return heldout.heldout_from_text(text_config, tokenizer, batch_size, config.heldout_max_instances)
     return None
 
@@ -274,7 +151,7 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
         config.batch_size // replicas, config.learning_rate, strategy, scaling=config.scale_learning_rate
     )
     dataset, tokenizer, objective, data_config = _dataset(config, global_batch)
-    dataset = _shard(dataset, strategy, config.train_data)
+    dataset = _shard(dataset, strategy, config.train)
     heldout = _heldout(config, tokenizer, data_config, global_batch)
     if compiled:
         check_fixed_shapes(dataset.element_spec)

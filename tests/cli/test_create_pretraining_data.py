@@ -26,8 +26,8 @@ def run(args):
 
 def test_end_to_end_static(tmp_path, corpus, tiny_vocab_file, capsys):
     out = tmp_path / "out"
-    code = run(["--input", str(corpus.parent / "*.txt"), "--vocab", tiny_vocab_file, "--output", out,
-                "--max-seq-length", 16, "--dupe-factor", 5, "--num-shards", 2, "--whole-word-masking", "--seed", 1])
+    code = run(["--input", str(corpus.parent / "*.txt"), "--vocab", tiny_vocab_file, "--out", out,
+                "--sequence-length", 16, "--dupe-factor", 5, "--num-shards", 2, "--whole-word-masking", "--seed", 1])
     assert code == 0 and "static-masked instances" in capsys.readouterr().out
     metadata = json.loads((out / "pretraining_data.json").read_text())
     assert metadata["max_predictions_per_seq"] == 2  # round(16 * 0.15)
@@ -57,7 +57,7 @@ def test_end_to_end_static(tmp_path, corpus, tiny_vocab_file, capsys):
 
 def test_dynamic_output_has_the_same_spec(tmp_path, corpus, tiny_vocab_file):
     out = tmp_path / "dyn"
-    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--output", out, "--max-seq-length", 16,
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--out", out, "--sequence-length", 16,
                 "--dupe-factor", 2, "--masking", "dynamic", "--objective", "sop"]) == 0
     dataset = load_pretraining_dataset(out, 2)
     assert dataset.element_spec == pretraining_feature_spec(16, 2, (2,))
@@ -71,7 +71,7 @@ def test_chinese_whole_word_masking(tmp_path):
     corpus = tmp_path / "zh.txt"
     corpus.write_text("我爱北京天安门。你好。\n我爱北京。\n", encoding="utf-8")
     out = tmp_path / "zh"
-    assert run(["--input", corpus, "--vocab", vocab, "--output", out, "--max-seq-length", 24, "--layout",
+    assert run(["--input", corpus, "--vocab", vocab, "--out", out, "--sequence-length", 24, "--layout",
                 "documents", "--language", "zh", "--whole-word-masking", "--masked-lm-prob", 0.5,
                 "--dupe-factor", 20, "--objective", "none", "--masking", "static"]) == 0
     tokens = vocab.read_text().split()
@@ -92,29 +92,29 @@ def test_chinese_whole_word_masking(tmp_path):
 def test_bad_input_named(tmp_path, corpus, tiny_vocab_file, capsys):
     no_mask = tmp_path / "nomask.txt"
     no_mask.write_text(tiny_vocab_file.read_text().replace("[MASK]\n", ""))
-    assert run(["--input", corpus, "--vocab", no_mask, "--output", tmp_path / "x"]) == 1
+    assert run(["--input", corpus, "--vocab", no_mask, "--out", tmp_path / "x"]) == 1
     assert "no [MASK] token" in capsys.readouterr().err
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n")
-    assert run(["--input", empty, "--vocab", tiny_vocab_file, "--output", tmp_path / "y"]) == 1
+    assert run(["--input", empty, "--vocab", tiny_vocab_file, "--out", tmp_path / "y"]) == 1
     assert "no pretraining instance" in capsys.readouterr().err
-    assert run(["--input", tmp_path / "missing*.txt", "--vocab", tiny_vocab_file, "--output", tmp_path / "z"]) == 1
+    assert run(["--input", tmp_path / "missing*.txt", "--vocab", tiny_vocab_file, "--out", tmp_path / "z"]) == 1
     assert "missing*.txt" in capsys.readouterr().err
 
 
 def test_library_function_records_every_setting(tmp_path, corpus, tiny_vocab_file):
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
 
-    config = CreatePretrainingDataConfig(inputs=[str(corpus)], vocab=str(tiny_vocab_file), output=str(tmp_path / "lib"),
-                                         max_seq_length=16, dupe_factor=3, objective="sop", masking="dynamic")
+    config = CreatePretrainingDataConfig(input=[str(corpus)], vocab=str(tiny_vocab_file), out=str(tmp_path / "lib"),
+                                         sequence_length=16, dupe_factor=3, objective="sop", masking="dynamic")
     metadata = create_pretraining_data(config)
     written = json.loads((tmp_path / "lib" / "pretraining_data.json").read_text())
     assert metadata["num_instances"] == written["num_instances"] > 5 and metadata["seconds"] > 0
     assert written["objective"] == "sop" and written["masking"] == "dynamic" and written["dupe_factor"] == 3
-    assert written["encoding_errors"] == "replace" and written["inputs"] == [str(corpus)]
+    assert written["encoding_errors"] == "replace" and written["input"] == [str(corpus)]
     with pytest.raises(ValueError, match="layout"):
-        create_pretraining_data(CreatePretrainingDataConfig(inputs=[str(corpus)], vocab=str(tiny_vocab_file),
-                                                            output=str(tmp_path / "bad"), layout="pages"))
+        create_pretraining_data(CreatePretrainingDataConfig(input=[str(corpus)], vocab=str(tiny_vocab_file),
+                                                            out=str(tmp_path / "bad"), layout="pages"))
 
 
 def test_latin1_input_follows_the_encoding_policy(tmp_path, tiny_vocab_file, capsys):
@@ -122,12 +122,12 @@ def test_latin1_input_follows_the_encoding_policy(tmp_path, tiny_vocab_file, cap
 
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes(CORPUS.replace("good", "g\u00f6\u00f6d").encode("latin-1"))
-    assert run(["--input", latin1, "--vocab", tiny_vocab_file, "--output", tmp_path / "strict",
+    assert run(["--input", latin1, "--vocab", tiny_vocab_file, "--out", tmp_path / "strict",
                 "--encoding-errors", "strict"]) == 1
     assert "latin1.txt:3: not valid UTF-8" in capsys.readouterr().err
     with pytest.warns(CorpusEncodingWarning, match=r"latin1\.txt: 1 line\(s\)"):
-        assert run(["--input", latin1, "--vocab", tiny_vocab_file, "--output", tmp_path / "ok",
-                    "--max-seq-length", 16]) == 0
+        assert run(["--input", latin1, "--vocab", tiny_vocab_file, "--out", tmp_path / "ok",
+                    "--sequence-length", 16]) == 0
 
 
 def test_chinese_words_that_normalisation_deletes_do_not_break_whole_word_masking(tmp_path):
@@ -136,6 +136,22 @@ def test_chinese_words_that_normalisation_deletes_do_not_break_whole_word_maskin
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"我爱北京天安门。你好"]) + "\n")
     corpus = tmp_path / "zh.txt"
     corpus.write_text("我爱\u0941北京\u094d天安门。\U0001f44d\U0001f3fb你好\u200d。\n" * 30, encoding="utf-8")
-    assert run(["--input", corpus, "--vocab", vocab, "--output", tmp_path / "zh", "--max-seq-length", 12,
+    assert run(["--input", corpus, "--vocab", vocab, "--out", tmp_path / "zh", "--sequence-length", 12,
                 "--layout", "documents", "--language", "zh", "--whole-word-masking", "--dupe-factor", 2]) == 0
     assert json.loads((tmp_path / "zh" / "pretraining_data.json").read_text())["num_instances"] > 10
+
+
+def test_old_flags_and_old_metadata_still_work(tmp_path, corpus, tiny_vocab_file, capsys):
+    out = tmp_path / "old"
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--output", out, "--max-seq-length", 16,
+                "--dupe-factor", 2]) == 0
+    err = capsys.readouterr().err
+    assert "warning: --output is deprecated; use --out" in err
+    assert "warning: --max-seq-length is deprecated; use --sequence-length" in err
+    metadata_file = out / "pretraining_data.json"
+    metadata = json.loads(metadata_file.read_text())
+    assert metadata["sequence_length"] == 16 and "max_seq_length" not in metadata
+    # A directory written by kbert 0.1 records max_seq_length: it is still read.
+    metadata["max_seq_length"] = metadata.pop("sequence_length")
+    metadata_file.write_text(json.dumps(metadata))
+    assert load_pretraining_dataset(out, 2).element_spec == pretraining_feature_spec(16, 2, (2,))

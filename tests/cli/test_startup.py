@@ -56,7 +56,7 @@ def test_help_needs_no_tensorflow(argv):
     ["finetune", "classify", "--train", "t.tsv"],             # --out missing
     ["finetune", "qa", "--out", "o", "--train", "t", "--doc-stride", "many"],
     ["pretrain", "--steps", "ten"],
-    ["create-pretraining-data", "--input", "x.txt"],          # --vocab and --output missing
+    ["create-pretraining-data", "--input", "x.txt"],          # --vocab and --out missing
     ["no-such-command"],
 ], ids=" ".join)
 def test_argument_errors_need_no_tensorflow(argv):

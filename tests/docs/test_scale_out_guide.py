@@ -76,7 +76,7 @@ def guide_commands(text: str | None = None) -> list[list[str]]:
 
 def test_guide_has_the_commands_of_the_issue():
     seen = {" ".join(argv[:2]) for argv in guide_commands()}
-    assert {"pretrain --train-data", "finetune classify", "create-pretraining-data --beam"} <= seen, seen
+    assert {"pretrain --train", "finetune classify", "create-pretraining-data --beam"} <= seen, seen
     text = GUIDE.read_text(encoding="utf-8")
     for needed in ("--strategy tpu --tpu local --jit-compile", "--strategy multi_worker", "TF_CONFIG=",
                    "--runner=DataflowRunner", "--runner=DirectRunner", "tensorflow-tpu==2.20.0", "ram://"):
@@ -92,7 +92,7 @@ def test_shell_parsing_finds_nested_and_prefixed_commands():
 
 
 @pytest.mark.parametrize("argv", guide_commands(), ids=lambda argv: " ".join(argv[:3])[:60])
-def test_guide_command_parses(argv):
+def test_guide_command_parses(argv, capsys):
     name = argv[0]
     assert name in COMMANDS, f"unknown command: kbert {name}"
     parser = docs.command_parser(name)
@@ -106,6 +106,7 @@ def test_guide_command_parses(argv):
         # kbert's own flags are kebab-case; what it does not know goes to Beam unchanged.
         others = {flag for flag in others if not BEAM_OPTION.match(flag)}
     assert not others, f"`kbert {' '.join(argv)}`: unknown flags {sorted(others)}"
+    assert "is deprecated" not in capsys.readouterr().err, f"`kbert {' '.join(argv)}` uses an old flag name"
 
 
 def test_guide_paths_are_cloud_urls():
@@ -114,7 +115,7 @@ def test_guide_paths_are_cloud_urls():
     for argv in guide_commands(cluster):
         if "--runner=DirectRunner" in argv:
             continue
-        for flag in ("--train-data", "--out", "--init", "--train", "--validation", "--output", "--vocab"):
+        for flag in ("--out", "--init", "--train", "--validation", "--input", "--vocab"):
             if flag in argv:
                 value = argv[argv.index(flag) + 1]
                 assert value.startswith("gs://"), f"{flag} {value}: the guide's cluster paths are gs:// URLs"

@@ -19,7 +19,7 @@ def arrays(dataset):
 def test_heldout_text_has_the_same_masks_every_time(tmp_path):
     vocab = write_corpus(tmp_path / "heldout.txt", documents=40, seed=1)
     tokenizer = BertTokenizer(vocab)
-    config = CreatePretrainingDataConfig(inputs=[str(tmp_path / "heldout.txt")], max_seq_length=32,
+    config = CreatePretrainingDataConfig(input=[str(tmp_path / "heldout.txt")], sequence_length=32,
                                          objective="sop", seed=7, dupe_factor=5, masking="dynamic")
     first = arrays(heldout_from_text(config, tokenizer, batch_size=8, max_instances=30))
     again = arrays(heldout_from_text(config, tokenizer, batch_size=8, max_instances=30))
@@ -30,7 +30,7 @@ def test_heldout_text_has_the_same_masks_every_time(tmp_path):
     assert (first["token_ids"] == mask_id).sum() > 0 and first["masked_weights"].sum() > 30
     # The run's own seed, dupe factor and masking do not matter: held-out masks are fixed.
     other = arrays(heldout_from_text(CreatePretrainingDataConfig(
-        inputs=config.inputs, max_seq_length=32, objective="sop", seed=99), tokenizer, 8, 30))
+        input=config.input, sequence_length=32, objective="sop", seed=99), tokenizer, 8, 30))
     np.testing.assert_array_equal(first["masked_positions"], other["masked_positions"])
 
 
@@ -38,7 +38,7 @@ def test_heldout_directory_is_read_the_same_way_every_time(tmp_path):
     vocab = write_corpus(tmp_path / "heldout.txt", documents=20, seed=1)
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
     assert main(["create-pretraining-data", "--input", str(tmp_path / "heldout.txt"), "--vocab",
-                 str(tmp_path / "vocab.txt"), "--output", str(tmp_path / "dyn"), "--max-seq-length", "32",
+                 str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "dyn"), "--sequence-length", "32",
                  "--masking", "dynamic", "--dupe-factor", "2"]) == 0
     first = arrays(heldout_from_directory(tmp_path / "dyn", batch_size=16, max_instances=40))
     again = arrays(heldout_from_directory(tmp_path / "dyn", batch_size=16, max_instances=40))
@@ -53,8 +53,8 @@ def test_pretrain_scores_heldout_text_at_every_checkpoint(tmp_path, capsys):
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
     (tmp_path / "model.json").write_text(json.dumps(MODEL))
     out = tmp_path / "run"
-    assert main(["pretrain", "--train-data", str(tmp_path / "train.txt"), "--vocab", str(tmp_path / "vocab.txt"),
-                 "--config", str(tmp_path / "model.json"), "--max-seq-length", "32", "--steps", "30",
+    assert main(["pretrain", "--train", str(tmp_path / "train.txt"), "--vocab", str(tmp_path / "vocab.txt"),
+                 "--config", str(tmp_path / "model.json"), "--sequence-length", "32", "--steps", "30",
                  "--batch-size", "16", "--learning-rate", "5e-3", "--warmup-steps", "5",
                  "--save-every-steps", "10", "--heldout-text", str(tmp_path / "heldout.txt"),
                  "--out", str(out), "--verbose", "0"]) == 0
@@ -72,6 +72,6 @@ def test_pretrain_scores_heldout_text_at_every_checkpoint(tmp_path, capsys):
 
 
 def test_heldout_text_and_data_are_exclusive(tmp_path, capsys):
-    assert main(["pretrain", "--train-data", "x", "--out", str(tmp_path / "o"), "--heldout-text", "a",
+    assert main(["pretrain", "--train", "x", "--out", str(tmp_path / "o"), "--heldout-text", "a",
                  "--heldout-data", "b"]) == 1
     assert "not both" in capsys.readouterr().err

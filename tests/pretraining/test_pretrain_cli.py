@@ -53,11 +53,11 @@ MODEL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "i
 def test_pretrain_from_tfrecords_learns_and_loads(corpus, capsys):
     data = corpus / "data"
     assert main(["create-pretraining-data", "--input", str(corpus / "corpus.txt"), "--vocab",
-                 str(corpus / "vocab.txt"), "--output", str(data), "--max-seq-length", "32",
+                 str(corpus / "vocab.txt"), "--out", str(data), "--sequence-length", "32",
                  "--dupe-factor", "5", "--masking", "dynamic"]) == 0
     (corpus / "model.json").write_text(json.dumps(MODEL))
     out = corpus / "run"
-    assert main(["pretrain", "--train-data", str(data), "--config", str(corpus / "model.json"),
+    assert main(["pretrain", "--train", str(data), "--config", str(corpus / "model.json"),
                  "--objective", "nsp", "--steps", "400", "--batch-size", "32", "--learning-rate", "5e-3",
                  "--warmup-steps", "30", "--save-every-steps", "100", "--keep-checkpoints", "0", "--out", str(out),
                  "--verbose", "0"]) == 0
@@ -75,16 +75,16 @@ def test_pretrain_from_tfrecords_learns_and_loads(corpus, capsys):
         f"ckpt-{step}.weights.h5" for step in (100, 200, 300, 400)]
     # The output is also a valid --init: a second phase continues from it (here SOP-free, MLM only).
     out2 = corpus / "phase2"
-    assert main(["pretrain", "--train-data", str(data), "--init", str(out), "--objective", "none",
+    assert main(["pretrain", "--train", str(data), "--init", str(out), "--objective", "none",
                  "--steps", "5", "--batch-size", "8", "--out", str(out2), "--verbose", "0"]) == 0
     assert kbert.load_pretrained(out2).bert_config.hidden_size == 32
 
 
 def test_pretrain_from_raw_text_with_sop(corpus):
     out = corpus / "raw"
-    assert main(["pretrain", "--train-data", str(corpus / "corpus.txt"), "--vocab", str(corpus / "vocab.txt"),
+    assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--vocab", str(corpus / "vocab.txt"),
                  "--preset", "tiny", "--objective", "sop", "--steps", "4", "--batch-size", "8",
-                 "--max-seq-length", "32", "--whole-word-masking", "--out", str(out), "--verbose", "0"]) == 0
+                 "--sequence-length", "32", "--whole-word-masking", "--out", str(out), "--verbose", "0"]) == 0
     history = json.loads((out / "history.json").read_text())
     assert history["objective"] == "sop" and "sentence_accuracy" in history["final_metrics"]
     assert kbert.load_pretrained(out).bert_config.num_hidden_layers == 2
@@ -105,8 +105,8 @@ def test_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkey
     monkeypatch.setattr(kbert.models.bert_encoder, "BertEncoder", RecordingEncoder)
     monkeypatch.setattr(kbert.convert.checkpoints, "BertEncoder", RecordingEncoder)
     common = ["--vocab", str(corpus / "vocab.txt"), "--objective", "none", "--steps", "2", "--batch-size", "4",
-              "--max-seq-length", "32", "--dropout", "0", "--verbose", "0"]
-    assert main(["pretrain", "--train-data", str(corpus / "corpus.txt"), "--preset", "tiny",
+              "--sequence-length", "32", "--dropout", "0", "--verbose", "0"]
+    assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--preset", "tiny",
                  "--out", str(corpus / "p1"), *common]) == 0
     assert built == [(0.0, 0.0)]  # the run trained without dropout
     saved = kbert.load_pretrained(corpus / "p1").bert_config
@@ -115,7 +115,7 @@ def test_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkey
     # From --init, a rate set under `model` is the model's own; --dropout still rules the run.
     (corpus / "phase2.yaml").write_text("model:\n  attention_probs_dropout_prob: 0.2\n")
     built.clear()
-    assert main(["pretrain", "--train-data", str(corpus / "corpus.txt"), "--init", str(corpus / "p1"),
+    assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--init", str(corpus / "p1"),
                  "--config", str(corpus / "phase2.yaml"), "--out", str(corpus / "p2"), *common]) == 0
     assert built[0] == (0.0, 0.0)
     saved = kbert.convert.checkpoints.read_config(corpus / "p2")
@@ -134,9 +134,9 @@ def test_save_pretrained_config_changes_dropout_only(tmp_path):
 def test_pretrain_mirrored_over_two_logical_cpus(corpus):
     # BERT features hold a boolean padding mask, which Keras 3.15's symbolic build would mean-reduce.
     out = corpus / "mirrored"
-    done = run_cli_on_logical_cpus(["pretrain", "--train-data", corpus / "corpus.txt", "--vocab",
+    done = run_cli_on_logical_cpus(["pretrain", "--train", corpus / "corpus.txt", "--vocab",
                                     corpus / "vocab.txt", "--preset", "tiny", "--steps", 4, "--batch-size", 8,
-                                    "--max-seq-length", 32, "--strategy", "mirrored", "--out", out,
+                                    "--sequence-length", 32, "--strategy", "mirrored", "--out", out,
                                     "--verbose", 0])
     assert done.returncode == 0, done.stderr[-3000:]
     history = json.loads((out / "history.json").read_text())  # --batch-size is the global batch
@@ -145,14 +145,14 @@ def test_pretrain_mirrored_over_two_logical_cpus(corpus):
 
 
 def test_pretrain_errors_are_named(corpus, capsys):
-    assert main(["pretrain", "--train-data", str(corpus / "corpus.txt"), "--steps", "2",
+    assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--steps", "2",
                  "--out", str(corpus / "x"), "--verbose", "0"]) == 1
     assert "--vocab" in capsys.readouterr().err
     data = corpus / "sop_data"
     assert main(["create-pretraining-data", "--input", str(corpus / "corpus.txt"), "--vocab",
-                 str(corpus / "vocab.txt"), "--output", str(data), "--max-seq-length", "32",
+                 str(corpus / "vocab.txt"), "--out", str(data), "--sequence-length", "32",
                  "--objective", "sop"]) == 0
-    assert main(["pretrain", "--train-data", str(data), "--objective", "nsp", "--steps", "2",
+    assert main(["pretrain", "--train", str(data), "--objective", "nsp", "--steps", "2",
                  "--out", str(corpus / "y"), "--verbose", "0"]) == 1
     assert "objective 'sop'" in capsys.readouterr().err
 
@@ -160,12 +160,21 @@ def test_pretrain_errors_are_named(corpus, capsys):
 def test_config_file_fields(tmp_path):
     from kbert.training.pretrain import PretrainConfig
 
-    (tmp_path / "run.yaml").write_text("train_data: data\nsteps: 7\nhidden_size: 64\nmodel:\n  num_hidden_layers: 3\n")
+    (tmp_path / "run.yaml").write_text("train: data\nsteps: 7\nhidden_size: 64\nmodel:\n  num_hidden_layers: 3\n")
     config = PretrainConfig.from_file(tmp_path / "run.yaml", steps=9, out="o")
-    assert config.steps == 9 and config.train_data == "data" and config.out == "o"
+    assert config.steps == 9 and config.train == "data" and config.out == "o"
     assert config.model == {"num_hidden_layers": 3, "hidden_size": 64}
     (tmp_path / "bad.json").write_text(json.dumps({"stepz": 3}))
     with pytest.raises(ValueError, match="stepz"):
         PretrainConfig.from_file(tmp_path / "bad.json")
     with pytest.raises(ValueError, match="dropout must be in"):
-        PretrainConfig(train_data="data", out="o", dropout=1.0).validate()
+        PretrainConfig(train="data", out="o", dropout=1.0).validate()
+
+
+def test_config_file_with_the_old_keys_still_loads(tmp_path):
+    from kbert.training.pretrain_config import PretrainConfig
+
+    (tmp_path / "old.json").write_text(json.dumps({"train_data": "data", "max_seq_length": 64, "steps": 3}))
+    with pytest.warns(FutureWarning, match="train_data is deprecated; use train"):
+        config = PretrainConfig.from_file(tmp_path / "old.json")
+    assert (config.train, config.sequence_length, config.steps) == ("data", 64, 3)

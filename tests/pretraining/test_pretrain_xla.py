@@ -33,7 +33,7 @@ def compiled(monkeypatch):
 def records(corpus):  # noqa: F811
     data = corpus / "data"
     assert main(["create-pretraining-data", "--input", str(corpus / "corpus.txt"), "--vocab",
-                 str(corpus / "vocab.txt"), "--output", str(data), "--max-seq-length", "32",
+                 str(corpus / "vocab.txt"), "--out", str(data), "--sequence-length", "32",
                  "--dupe-factor", "2", "--masking", "dynamic"]) == 0
     (corpus / "model.json").write_text(json.dumps(MODEL))
     return data
@@ -49,7 +49,7 @@ def test_records_are_fixed_shape_batches(records):
 def test_pretrain_jit_compile_from_records_trains_an_xla_step(records, compiled, corpus):  # noqa: F811
     out = corpus / "run"
     (corpus / "heldout.txt").write_text((corpus / "corpus.txt").read_text()[:3000], encoding="utf-8")
-    assert main(["pretrain", "--train-data", str(records), "--config", str(corpus / "model.json"),
+    assert main(["pretrain", "--train", str(records), "--config", str(corpus / "model.json"),
                  "--objective", "nsp", "--steps", "60", "--batch-size", "16", "--learning-rate", "5e-3",
                  "--warmup-steps", "6", "--save-every-steps", "20", "--jit-compile", "--steps-per-execution", "4",
                  "--heldout-text", str(corpus / "heldout.txt"), "--out", str(out), "--verbose", "0"]) == 0
@@ -70,8 +70,8 @@ def test_pretrain_tpu_strategy_forces_xla(corpus, compiled, monkeypatch):  # noq
 
     monkeypatch.setattr("kbert.training.strategy.get_strategy",
                         lambda name, devices=None, tpu=None: tf.distribute.get_strategy())
-    assert main(["pretrain", "--train-data", str(corpus / "corpus.txt"), "--vocab", str(corpus / "vocab.txt"),
-                 "--preset", "tiny", "--steps", "4", "--batch-size", "8", "--max-seq-length", "32",
+    assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--vocab", str(corpus / "vocab.txt"),
+                 "--preset", "tiny", "--steps", "4", "--batch-size", "8", "--sequence-length", "32",
                  "--strategy", "tpu", "--tpu", "local", "--out", str(corpus / "raw"), "--verbose", "0"]) == 0
     (model,) = compiled
     assert model.jit_compile is True and xla_compiled_steps(model)
@@ -81,7 +81,7 @@ def test_steps_per_execution_must_divide_the_intervals(corpus):  # noqa: F811
     from kbert.training.pretrain import PretrainConfig
 
     with pytest.raises(ValueError, match="save_every_steps .* must divide by steps_per_execution"):
-        PretrainConfig(train_data="x", out="y", steps=100, save_every_steps=10, steps_per_execution=4).validate()
+        PretrainConfig(train="x", out="y", steps=100, save_every_steps=10, steps_per_execution=4).validate()
 
 
 def test_pretrainer_xla_step_matches_the_graph_step(records):

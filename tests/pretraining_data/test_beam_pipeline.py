@@ -48,7 +48,7 @@ def corpus(tmp_path):
 
 def create(corpus, output, *extra):
     return main(["create-pretraining-data", "--input", str(corpus / "corpus" / "*.txt"), "--vocab",
-                 str(corpus / "vocab.txt"), "--output", str(output), "--max-seq-length", "32", "--dupe-factor", "5",
+                 str(corpus / "vocab.txt"), "--out", str(output), "--sequence-length", "32", "--dupe-factor", "5",
                  "--num-shards", "3", "--document-buffer", "100", "--seed", "7", *map(str, extra)])
 
 
@@ -113,10 +113,10 @@ def test_dynamic_masking_sop_and_chinese_whole_words(beam, tmp_path):
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"我爱北京天安门。你好"]) + "\n")
     corpus = tmp_path / "zh.txt"
     corpus.write_text("我爱北京天安门。你好。\n我爱北京。\n天安门。我爱你。\n" * 20, encoding="utf-8")
-    common = ["create-pretraining-data", "--input", str(corpus), "--vocab", str(vocab), "--max-seq-length", "24",
+    common = ["create-pretraining-data", "--input", str(corpus), "--vocab", str(vocab), "--sequence-length", "24",
               "--layout", "documents", "--language", "zh", "--whole-word-masking", "--dupe-factor", "3",
               "--objective", "sop", "--masking", "dynamic", "--beam"]
-    assert main([*common, "--output", str(tmp_path / "dyn")]) == 0
+    assert main([*common, "--out", str(tmp_path / "dyn")]) == 0
     metadata = json.loads((tmp_path / "dyn" / "pretraining_data.json").read_text())
     assert metadata["masking"] == "dynamic" and metadata["objective"] == "sop" and metadata["language"] == "zh"
     dataset = load_pretraining_dataset(tmp_path / "dyn", 2, seed=0)
@@ -146,7 +146,7 @@ def test_two_worker_processes_through_the_cli_then_pretrain(beam, corpus, monkey
     model = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32,
              "max_position_embeddings": 32}
     (corpus / "model.json").write_text(json.dumps(model))
-    assert main(["pretrain", "--train-data", str(corpus / "two"), "--config", str(corpus / "model.json"),
+    assert main(["pretrain", "--train", str(corpus / "two"), "--config", str(corpus / "model.json"),
                  "--objective", "nsp", "--steps", "2", "--batch-size", "8", "--out", str(corpus / "run"),
                  "--verbose", "0"]) == 0
     assert json.loads((corpus / "run" / "history.json").read_text())["steps"] == 2
@@ -183,11 +183,11 @@ def test_output_url_empty_corpus_and_tfds_input(beam, corpus):
     assert metadata["num_instances"] == sum(
         1 for s in metadata["shards"] for _ in tf.data.TFRecordDataset(f"ram://beam-test/out/{s['file']}")) > 1500
     (corpus / "empty.txt").write_text("\n\n", encoding="utf-8")
-    config = CreatePretrainingDataConfig(inputs=[str(corpus / "empty.txt")], vocab=str(corpus / "vocab.txt"),
-                                         output=str(corpus / "empty"))
+    config = CreatePretrainingDataConfig(input=[str(corpus / "empty.txt")], vocab=str(corpus / "vocab.txt"),
+                                         out=str(corpus / "empty"))
     with pytest.raises(ValueError, match="gives no pretraining instance"):
         create_pretraining_data_beam(config)
     assert not (corpus / "empty" / "pretraining_data.json").exists()
-    config.inputs = ["tfds:wikipedia"]
+    config.input = ["tfds:wikipedia"]
     with pytest.raises(ValueError, match="--beam reads text files"):
         create_pretraining_data_beam(config)

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from pretraining_data.masking_cases import CLS, MASK, PAD, SEP, UNK, VOCAB, sequence, word_spans
 from kbert.pretraining_data.dynamic_masking import DynamicMasker, pretraining_feature_spec, split_features_labels
+from kbert.pretraining_data.create_config import CreatePretrainingDataConfig
 from kbert.pretraining_data.text_dataset import text_pretraining_dataset
 from kbert.pretraining_data.static_masking import MissingMaskTokenError
 
@@ -67,7 +68,7 @@ def test_whole_word_masking_with_pieces_and_word_starts():
     sequences = [sequence(rng, 60, pieces=True) for _ in range(600)]
     starts = np.ones([600, SEQ], bool)
     starts[:, 10:13] = [True, False, False]  # a segmenter word over positions 10-12 in every row
-    masker = DynamicMasker(VOCAB, 20, whole_word=True, seed=1)
+    masker = DynamicMasker(VOCAB, 20, whole_word_masking=True, seed=1)
     out = masker(batch_of(sequences, starts), tf.constant([7, 8]))
     multi = chosen = tokens = 0
     for i, ids in enumerate(sequences):
@@ -103,13 +104,14 @@ def test_static_and_dynamic_pipelines_share_one_feature_spec(tiny_vocab_file, tm
     instance = PretrainingInstance([2, 5, 6, 3, 7, 3], [0, 0, 0, 0, 1, 1], 1, [True] * 6)
     write_pretraining_tfrecords([static_features(instance, StaticMasker(vocab, 0.15, 3), 16, 3)] * 4,
                                 tmp_path / "static", vocab_file=tiny_vocab_file,
-                                settings={"masking": "static", "max_seq_length": 16, "max_predictions_per_seq": 3})
+                                settings={"masking": "static", "sequence_length": 16, "max_predictions_per_seq": 3})
     static = load_pretraining_dataset(tmp_path / "static", 2)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat on the mat .\nthe dog ran .\n\na good cat !\nthe bad dog sat .\n")
     from kbert.text.bert_tokenizer import BertTokenizer
-    dynamic = text_pretraining_dataset(str(corpus), BertTokenizer(str(tiny_vocab_file)), max_seq_length=16,
-                                       batch_size=2, max_predictions_per_seq=3, seed=0)
+    config = CreatePretrainingDataConfig(input=[str(corpus)], sequence_length=16, max_predictions_per_seq=3,
+                                         dupe_factor=1, seed=0)
+    dynamic = text_pretraining_dataset(config, BertTokenizer(str(tiny_vocab_file)), batch_size=2)
     expected = pretraining_feature_spec(16, 3, (2,))
     assert static.element_spec == expected and dynamic.element_spec == expected
     batch = next(iter(dynamic))

@@ -48,7 +48,7 @@ def test_statistics_15_percent_and_80_10_10_never_special():
 
 
 def test_whole_word_masking_masks_whole_words():
-    masker = StaticMasker(VOCAB, masked_lm_prob=0.15, max_predictions_per_seq=40, whole_word=True, seed=2)
+    masker = StaticMasker(VOCAB, masked_lm_prob=0.15, max_predictions_per_seq=40, whole_word_masking=True, seed=2)
     rng = random.Random(2)
     tokens = chosen = multi = 0
     for _ in range(800):
@@ -64,7 +64,7 @@ def test_whole_word_masking_masks_whole_words():
 
 
 def test_whole_word_masking_with_segmenter_word_starts():
-    masker = StaticMasker(VOCAB, masked_lm_prob=0.5, max_predictions_per_seq=40, whole_word=True, seed=3)
+    masker = StaticMasker(VOCAB, masked_lm_prob=0.5, max_predictions_per_seq=40, whole_word_masking=True, seed=3)
     ids = [CLS, 5, 6, 7, 8, 9, 10, SEP]
     starts = [True, True, False, False, True, True, False, True]  # words 5-6-7 / 8 / 9-10
     seen = set()

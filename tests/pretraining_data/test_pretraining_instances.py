@@ -51,7 +51,7 @@ def test_truncate_pair_trims_the_longer_side_from_either_end():
 
 
 def test_packing_and_segment_ids_exact():
-    instances = list(create_pretraining_instances(make_corpus(50), max_seq_length=40, cls_id=CLS, sep_id=SEP,
+    instances = list(create_pretraining_instances(make_corpus(50), sequence_length=40, cls_id=CLS, sep_id=SEP,
                                                   seed=1))
     assert instances
     for inst in instances:
@@ -65,7 +65,7 @@ def test_packing_and_segment_ids_exact():
 @pytest.mark.parametrize("short_seq_prob", [0.0, 0.1])
 def test_nsp_is_50_50_and_is_next_never_crosses_documents(short_seq_prob):
     instances = list(create_pretraining_instances(
-        make_corpus(), max_seq_length=48, cls_id=CLS, sep_id=SEP, objective="nsp",
+        make_corpus(), sequence_length=48, cls_id=CLS, sep_id=SEP, objective="nsp",
         short_seq_prob=short_seq_prob, dupe_factor=3, seed=7, document_buffer=50))
     n = len(instances)
     labels = [i.next_sentence_label for i in instances]
@@ -83,7 +83,7 @@ def test_nsp_is_50_50_and_is_next_never_crosses_documents(short_seq_prob):
 
 def test_sop_swaps_half_of_the_true_continuations():
     instances = list(create_pretraining_instances(
-        make_corpus(), max_seq_length=48, cls_id=CLS, sep_id=SEP, objective="sop", seed=11))
+        make_corpus(), sequence_length=48, cls_id=CLS, sep_id=SEP, objective="sop", seed=11))
     n = len(instances)
     swapped = sum(i.next_sentence_label for i in instances)
     assert abs(swapped / n - 0.5) < 4 * (0.25 / n) ** 0.5
@@ -94,7 +94,7 @@ def test_sop_swaps_half_of_the_true_continuations():
 
 
 def test_objective_none_packs_one_segment():
-    instances = list(create_pretraining_instances(make_corpus(30), max_seq_length=30, cls_id=CLS, sep_id=SEP,
+    instances = list(create_pretraining_instances(make_corpus(30), sequence_length=30, cls_id=CLS, sep_id=SEP,
                                                   objective="none", seed=0))
     for inst in instances:
         assert inst.token_ids[0] == CLS and inst.token_ids[-1] == SEP and inst.token_ids.count(SEP) == 1
@@ -105,7 +105,7 @@ def test_objective_none_packs_one_segment():
 
 def test_every_token_used_once_per_dupe_without_truncation():
     corpus = make_corpus(40, length=(2, 4))
-    instances = list(create_pretraining_instances(corpus, max_seq_length=500, cls_id=CLS, sep_id=SEP,
+    instances = list(create_pretraining_instances(corpus, sequence_length=500, cls_id=CLS, sep_id=SEP,
                                                   objective="none", short_seq_prob=0.0, dupe_factor=3, seed=5))
     tokens = sorted(t for i in instances for t in i.token_ids[1:-1])
     assert tokens == sorted(3 * [t for d in corpus for s in d for t in s])
@@ -113,21 +113,21 @@ def test_every_token_used_once_per_dupe_without_truncation():
 
 def test_single_sentence_documents_one_token_sentences_and_empty_input():
     docs = [[[10_000 * d + p + 10 for p in range(6)]] for d in range(200)]
-    instances = list(create_pretraining_instances(docs, max_seq_length=32, cls_id=CLS, sep_id=SEP, seed=2))
+    instances = list(create_pretraining_instances(docs, sequence_length=32, cls_id=CLS, sep_id=SEP, seed=2))
     is_next = [i for i in instances if i.next_sentence_label == IS_NEXT]
     assert 0.35 < len(is_next) / len(instances) < 0.65
     for inst in is_next:  # the sentence cut in two at a random token
         a, b = split(inst)
         assert a + b == list(range(a[0], a[0] + 6))
     one_token = [[[10_000 * d + 10]] for d in range(10)]
-    sop = list(create_pretraining_instances(one_token, max_seq_length=16, cls_id=CLS, sep_id=SEP,
+    sop = list(create_pretraining_instances(one_token, sequence_length=16, cls_id=CLS, sep_id=SEP,
                                             objective="sop", seed=0))
     assert sop == []  # documented skip: a one-token sentence cannot be split into A and B
-    assert list(create_pretraining_instances([[], [[]], []], max_seq_length=16, cls_id=CLS, sep_id=SEP)) == []
+    assert list(create_pretraining_instances([[], [[]], []], sequence_length=16, cls_id=CLS, sep_id=SEP)) == []
 
 
 def test_one_document_corpus_gives_only_true_continuations():
-    instances = list(create_pretraining_instances(make_corpus(1, sentences=(30, 30)), max_seq_length=24,
+    instances = list(create_pretraining_instances(make_corpus(1, sentences=(30, 30)), sequence_length=24,
                                                   cls_id=CLS, sep_id=SEP, seed=0))
     assert instances and {i.next_sentence_label for i in instances} == {IS_NEXT}
 
@@ -137,7 +137,7 @@ def test_streams_an_endless_corpus_and_is_deterministic():
         for d in itertools.count():
             yield [[10_000 * d + 10, 10_000 * d + 11], [10_000 * d + 110, 10_000 * d + 111]]
 
-    kwargs = dict(max_seq_length=16, cls_id=CLS, sep_id=SEP, seed=9, document_buffer=8, instance_buffer=8)
+    kwargs = dict(sequence_length=16, cls_id=CLS, sep_id=SEP, seed=9, document_buffer=8, instance_buffer=8)
     first = list(itertools.islice(create_pretraining_instances(endless(), **kwargs), 20))
     again = list(itertools.islice(create_pretraining_instances(endless(), **kwargs), 20))
     assert len(first) == 20 and first == again
@@ -145,9 +145,9 @@ def test_streams_an_endless_corpus_and_is_deterministic():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="objective"):
-        next(create_pretraining_instances([], max_seq_length=16, cls_id=CLS, sep_id=SEP, objective="mlm"))
-    with pytest.raises(ValueError, match="max_seq_length"):
-        next(create_pretraining_instances([], max_seq_length=4, cls_id=CLS, sep_id=SEP))
+        next(create_pretraining_instances([], sequence_length=16, cls_id=CLS, sep_id=SEP, objective="mlm"))
+    with pytest.raises(ValueError, match="sequence_length"):
+        next(create_pretraining_instances([], sequence_length=4, cls_id=CLS, sep_id=SEP))
 
 
 def test_tokenize_documents_marks_jieba_words_for_chinese():

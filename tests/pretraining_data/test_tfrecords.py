@@ -12,7 +12,7 @@ from kbert.pretraining_data.tfrecords import (
     CorruptTFRecordError, load_pretraining_dataset, naming_corrupt_file, read_pretraining_metadata,
     tfrecord_files, verify_tfrecords, write_pretraining_tfrecords)
 
-SETTINGS = {"masking": "static", "max_seq_length": 8, "max_predictions_per_seq": 2, "objective": "nsp"}
+SETTINGS = {"masking": "static", "sequence_length": 8, "max_predictions_per_seq": 2, "objective": "nsp"}
 
 
 def record(i):
@@ -80,7 +80,7 @@ def test_failed_write_leaves_no_metadata_and_no_buckets(tmp_path, tiny_vocab_fil
 def test_dynamic_records_are_masked_afresh_each_epoch(tmp_path, tiny_vocab_file):
     instance = PretrainingInstance([2] + [5, 6, 7, 8, 9, 10, 11] * 4 + [3], [0] * 30, 0, [True] * 30)
     write_pretraining_tfrecords([instance_arrays(instance, 32)] * 8, tmp_path / "dyn", vocab_file=tiny_vocab_file,
-                                settings={"masking": "dynamic", "max_seq_length": 32, "max_predictions_per_seq": 5,
+                                settings={"masking": "dynamic", "sequence_length": 32, "max_predictions_per_seq": 5,
                                           "masked_lm_prob": 0.15})
     dataset = load_pretraining_dataset(tmp_path / "dyn", 8, seed=1)
     first, second = (next(iter(dataset))["masked_positions"].numpy() for _ in range(2))

@@ -1,0 +1,86 @@
+"""`kbert.cli.flags`: flags from a settings dataclass, typed from the annotations, and deprecated aliases."""
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+
+import pytest
+
+from kbert.cli.flags import add_dataclass_flags, collect, parse_range
+
+
+@dataclasses.dataclass
+class Settings:
+    out: str = ""
+    steps: int = 10
+    rate: float | None = None
+    fast: bool = False
+    lowercase: bool | None = None
+    span: Sequence[int] | None = None
+    files: list[str] = dataclasses.field(default_factory=list)
+    column: str | int = "label"
+    mode: str = dataclasses.field(default="a", metadata={"help": "the mode", "choices": ("a", "b")})
+    internal: dict = dataclasses.field(default_factory=dict, metadata={"cli": False})
+
+
+def parser(**kwargs) -> argparse.ArgumentParser:
+    result = argparse.ArgumentParser(prog="test")
+    add_dataclass_flags(result, Settings, **kwargs)
+    return result
+
+
+def parse(argv, **kwargs) -> dict:
+    return collect(parser(**kwargs).parse_args(argv), Settings)
+
+
+def test_types_come_from_the_annotations():
+    given = parse(["--out", "run", "--steps", "3", "--rate", "0.5", "--fast", "--no-lowercase", "--span", "2:7",
+                   "--files", "a.txt", "b.txt", "--column", "4", "--mode", "b"])
+    assert given == {"out": "run", "steps": 3, "rate": 0.5, "fast": True, "lowercase": False, "span": (2, 7),
+                     "files": ["a.txt", "b.txt"], "column": 4, "mode": "b"}
+    assert parse(["--column", "sentence"]) == {"column": "sentence"}
+    assert Settings(**given).span == (2, 7)
+
+
+def test_only_given_values_are_collected_so_the_dataclass_keeps_its_defaults():
+    assert parse([]) == {}
+    assert Settings(**parse([])) == Settings()
+
+
+def test_bad_values_are_usage_errors(capsys):
+    for argv in (["--steps", "ten"], ["--span", "3"], ["--mode", "c"]):
+        with pytest.raises(SystemExit) as exit_info:
+            parse(argv)
+        assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid int value: 'ten'" in err and "expected START:STOP" in err and "invalid choice: 'c'" in err
+
+
+def test_help_choices_and_fields_without_a_flag():
+    text = parser(help={"steps": "optimizer steps"}).format_help()
+    assert "optimizer steps (default: 10)" in text and "the mode (default: a)" in text and "{a,b}" in text
+    assert "--internal" not in text
+    assert "--steps" not in parser(skip=("steps",)).format_help()
+    assert parse_range("0:40") == (0, 40)
+
+
+def test_required_fields(capsys):
+    with pytest.raises(SystemExit):
+        parse([], required=("out",))
+    assert "--out" in capsys.readouterr().err
+    assert parse(["--out", "o"], required=("out",)) == {"out": "o"}
+
+
+def test_an_old_name_is_hidden_sets_the_new_field_and_warns(capsys):
+    aliases = {"output": "out", "quick": "fast", "range": "span"}
+    assert parse(["--output", "o", "--quick", "--range", "1:2"], aliases=aliases) == {
+        "out": "o", "fast": True, "span": (1, 2)}
+    err = capsys.readouterr().err
+    assert "warning: --output is deprecated; use --out" in err
+    assert "warning: --quick is deprecated; use --fast" in err
+    assert "warning: --range is deprecated; use --span" in err
+    assert "--output" not in parser(aliases=aliases).format_help()
+    assert parse([], aliases=aliases) == {} and capsys.readouterr().err == ""  # no warning unless it is used
+    # A required field is satisfied by its old name too.
+    assert parse(["--output", "o"], aliases=aliases, required=("out",)) == {"out": "o"}
+    assert "--out" in parser(aliases=aliases, required=("out",)).format_help()
