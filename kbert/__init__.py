@@ -40,7 +40,7 @@ _EXPORTS = {
     "FinetuneConfig": "kbert.training.finetune_config",
     "finetune": "kbert.training.finetune",
     "evaluate_model": "kbert.training.finetune",
-    "PretrainConfig": "kbert.training.pretrain",
+    "PretrainConfig": "kbert.training.pretrain_config",
     "pretrain": "kbert.training.pretrain",
 }
 __all__ = ["__version__", *_EXPORTS]

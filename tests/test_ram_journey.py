@@ -145,7 +145,7 @@ def test_whole_journey_on_ram(tmp_path, monkeypatch, capsys):
 
         # 2. evaluate the model directory
         capsys.readouterr()
-        assert main(["evaluate", model_dir, "--data", files["dev"], "--quiet"]) == 0
+        assert main(["evaluate", model_dir, "--input", files["dev"], "--quiet"]) == 0
         assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(metrics["accuracy"])
         steps.append("evaluate")
 
@@ -173,7 +173,7 @@ def test_whole_journey_on_ram(tmp_path, monkeypatch, capsys):
         # 6. pretraining data from a ram:// glob
         data_dir = f"{root}/pretraining/data"
         assert main(["create-pretraining-data", "--input", f"{root}/in/corpus/*.txt", "--vocab", files["vocab"],
-                     "--output", data_dir, "--max-seq-length", "16", "--dupe-factor", "3",
+                     "--out", data_dir, "--sequence-length", "16", "--dupe-factor", "3",
                      "--masking", "dynamic"]) == 0
         metadata = json.loads(tf.io.gfile.GFile(f"{data_dir}/pretraining_data.json").read())
         assert metadata["num_instances"] > 0 and tf.io.gfile.exists(f"{data_dir}/vocab.txt")
@@ -186,7 +186,7 @@ def test_whole_journey_on_ram(tmp_path, monkeypatch, capsys):
         with tf.io.gfile.GFile(model_config, "w") as f:
             f.write(json.dumps({"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
                                 "intermediate_size": 32, "max_position_embeddings": 16}))
-        command = ["pretrain", "--train-data", data_dir, "--config", model_config, "--steps", "4",
+        command = ["pretrain", "--train", data_dir, "--config", model_config, "--steps", "4",
                    "--batch-size", "4", "--save-every-steps", "2", "--out", run_dir, "--verbose", "0"]
         import kbert.training.callbacks as callbacks_module  # pretrain() imports StepClock from here
 

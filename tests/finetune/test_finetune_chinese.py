@@ -66,7 +66,7 @@ def test_tag_msra_layout_reports_entity_f1(tmp_path, zh_init, capsys):
     assert model.task_info["tag_format"] == "spaces"
     # `kbert evaluate` reads the file the same way (here by detection).
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--data", str(dev), "--quiet"]) == 0
+    assert main(["evaluate", str(out), "--input", str(dev), "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["f1"] == pytest.approx(metrics["f1"])
     # A row whose characters and tags differ in number is named by file and line.
     bad = write(tmp_path / "bad.tsv", "text_a\tlabel\n北 京 的\tB-LOC I-LOC\n")

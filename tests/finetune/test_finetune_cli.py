@@ -29,7 +29,7 @@ def test_contract_command(tmp_path, tiny_init, capsys):
     assert logits.shape == (1, 2)
     # `kbert evaluate` prints the same metrics.
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--data", str(dev), "--quiet"]) == 0
+    assert main(["evaluate", str(out), "--input", str(dev), "--quiet"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["accuracy"] == pytest.approx(metrics["accuracy"])
     assert printed["matthews_corrcoef"] == pytest.approx(metrics["matthews_corrcoef"])
@@ -111,7 +111,7 @@ def test_headerless_tsv_by_column_numbers(tmp_path, tiny_init, capsys):
     # Every line is an example (none was taken for a header), and evaluate reads the file the same way.
     assert json.loads((out / "metrics.json").read_text())["num_examples"] == 48
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--data", str(train), "--quiet"]) == 0
+    assert main(["evaluate", str(out), "--input", str(train), "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["num_examples"] == 48
     # A bad row is named by file and line, as with a header.
     with open(train, "a", encoding="utf-8") as handle:

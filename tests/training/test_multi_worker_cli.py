@@ -81,10 +81,10 @@ def test_two_worker_pretrain_resumes_after_a_kill(tmp_path):
     vocab.write_text("\n".join(TINY_VOCAB) + "\n", encoding="utf-8")
     data = tmp_path / "data"  # one shard, fewer than the workers
     assert main(["create-pretraining-data", "--input", str(_corpus(tmp_path / "corpus.txt")), "--vocab",
-                 str(vocab), "--output", str(data), "--max-seq-length", "16", "--dupe-factor", "2"]) == 0
+                 str(vocab), "--out", str(data), "--sequence-length", "16", "--dupe-factor", "2"]) == 0
 
     out, total = tmp_path / "out", 30
-    argv = ["pretrain", "--train-data", data, "--out", out, "--strategy", "multi_worker", "--steps", total,
+    argv = ["pretrain", "--train", data, "--out", out, "--strategy", "multi_worker", "--steps", total,
             "--batch-size", 4, "--save-every-steps", 5, "--verbose", 0, "--no-tensorboard"]
     first = [tmp_path / f"first{i}.log" for i in range(2)]
     processes = _start_workers(argv, first, scratch)
