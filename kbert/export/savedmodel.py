@@ -45,7 +45,7 @@ class ExportSource:
     Args:
         model: the Keras task model, or a `BertEncoder` (with `kbert.tasks.registry.encoder_task()`).
         tokenizer: `BertTokenizer`.
-        task: the `kbert.tasks.Task`, with its settings and labels (`model.task_object` of a loaded model
+        task: the `kbert.tasks.Task`, with its settings and labels (`model.task` of a loaded model
             directory); it makes the signatures and declares their inputs.
         sequence_length: int. The longest packed input.
         truncate: str. "round_robin" or "waterfall".
@@ -85,7 +85,7 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> 
     if file_io.isfile(file_io.join(path, TASK_FILE)):
         model = load_model(path, compile=False)
         packer = model.preprocessor
-        return ExportSource(model, model.tokenizer, model.task_object,
+        return ExportSource(model, model.tokenizer, model.task,
                             int(sequence_length or packer.sequence_length), packer.truncate)
     encoder = load_pretrained(path)
     return ExportSource(encoder, load_tokenizer(path), encoder_task(), int(sequence_length or 128))

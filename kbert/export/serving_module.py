@@ -31,7 +31,7 @@ class ServingModule(tf.Module):
             `training=False`, so dropout is off.
         tokenizer: `BertTokenizer`. For TFLite pass a `kbert.text.TFLiteBertTokenizer` (same ids and
             character offsets): no string slicing is then in the graph, since TFLite has no kernel for it.
-        task: the `kbert.tasks.Task` (its settings and labels, e.g. `model.task_object` of a loaded model
+        task: the `kbert.tasks.Task` (its settings and labels, e.g. `model.task` of a loaded model
             directory). `serving_default` takes a text pair when `task.takes_pair`.
         sequence_length: the longest packed input; shorter batches run at their own length.
         truncate: "round_robin" or "waterfall".

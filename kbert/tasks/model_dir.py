@@ -95,8 +95,8 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
     Returns:
         The Keras task model, with attributes `tokenizer` (`BertTokenizer`), `preprocessor`
         (`BertPreprocessor` at the training sequence length), `label_names` (list or None), `task` (the
-        task's name in `kbert.tasks.registry`), `task_info` (the whole task.json) and `task_object`
-        (the `kbert.tasks.Task` with the saved settings).
+        `kbert.tasks.Task` with the saved settings), `task_name` (its name in `kbert.tasks.registry`)
+        and `task_info` (the whole task.json).
     """
     directory = file_io.fspath(directory)
     info = read_task_info(directory)
@@ -112,7 +112,7 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
     model.preprocessor = BertPreprocessor(model.tokenizer, sequence_length=info["sequence_length"],
                                           truncate=info.get("truncate", "round_robin"))
     model.label_names = info.get("labels")
-    model.task = info["task"]
+    model.task = task
+    model.task_name = info["task"]
     model.task_info = info
-    model.task_object = task
     return model

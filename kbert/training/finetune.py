@@ -194,7 +194,7 @@ def evaluate_model(
         ValueError: a name in `settings` is not a setting of the model's task.
     """
     model = load_model(directory, compile=False)
-    task: Task = _with_settings(model.task_object, settings)
+    task: Task = _with_settings(model.task, settings)
     examples = task.read_examples(data, max_examples, split="validation")
     preprocessor = BertPreprocessor(model.tokenizer, model.preprocessor.sequence_length,
                                     truncate=model.preprocessor.truncate, padding="dynamic")

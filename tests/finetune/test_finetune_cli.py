@@ -23,7 +23,10 @@ def test_contract_command(tmp_path, tiny_init, capsys):
     assert 0.0 <= metrics["accuracy"] <= 1.0 and metrics["num_examples"] == 20
     model = kbert.load_model(out)
     assert isinstance(model, kbert.BertClassifier) and model.label_names == ["0", "1"]
-    assert model.task == "classify" and model.task_info["text_column"] == "sentence"
+    assert model.task_name == "classify" and model.task_info["text_column"] == "sentence"
+    # `task` is the Task object with the saved settings; `task_name` its registry name.
+    assert isinstance(model.task, kbert.ClassificationTask) and model.task.name == model.task_name
+    assert model.task.text_column == "sentence" and model.task.labels == ["0", "1"]
     assert model.tokenizer.get_vocabulary() == TINY_VOCAB
     logits = model.predict_on_batch(model.preprocessor(["the good cat"]))
     assert logits.shape == (1, 2)

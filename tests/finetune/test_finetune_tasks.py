@@ -57,7 +57,7 @@ def test_regression_is_auto_detected_and_learns(tmp_path, tiny_init):
                       config(tiny_init, train, dev, tmp_path / "out", sequence_length=16))
     assert result["metrics"]["pearson"] >= 0.9 and result["metrics"]["spearman"] >= 0.85
     model = kbert.load_model(tmp_path / "out")
-    assert model.task == "regress" and model.label_names is None and model.output.shape == (None, 1)
+    assert model.task_name == "regress" and model.label_names is None and model.output.shape == (None, 1)
 
 
 def _conll(path, sentences):
@@ -130,7 +130,7 @@ def test_question_answering_learns_span_after_marker(tmp_path, tiny_init):
     metrics = result["metrics"]
     assert metrics["exact_match"] >= 85.0 and metrics["total"] == 48
     model = kbert.load_model(tmp_path / "out")
-    assert model.task == "qa" and model.task_info["doc_stride"] == 8
+    assert model.task_name == "qa" and model.task_info["doc_stride"] == 8
     assert model.task_info["validation_articles"] == [0, 1]
 
     # evaluate_model reads the saved validation articles, unless settings given to it replace them.
