@@ -6,7 +6,7 @@ implementation trains on the same synthetic masked batches, one optimizer step p
 rounds so that machine noise hits each alike; compilation and warm-up steps are not timed.
 
 - kbert: `BertPretrainer(BertEncoder.from_preset("mini"), objective="nsp")` compiled with
-  `kbert.training.optimizers.create_optimizer` (BERT's recipe: AdamW, no decay on LayerNorm/bias, linear
+  `kbert.optim.create_optimizer` (BERT's recipe: AdamW, no decay on LayerNorm/bias, linear
   warmup/decay, global-norm clipping at 1.0), trained with `train_on_batch` on the feature dicts of
   `kbert.pretraining_data.pretraining_feature_spec`; plain `tf.function`, XLA, and mixed_bfloat16.
 - HF PyTorch `transformers.BertForPreTraining`, same shapes, `torch.optim.AdamW`; its MLM decoder runs at
@@ -35,7 +35,7 @@ import tensorflow as tf
 from benchmarks.common.report import command_line, cpu_name, publish
 from kbert.models import bert_pretrainer
 from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec
-from kbert.training.optimizers import create_optimizer
+from kbert.optim import create_optimizer
 
 VOCAB, CLS, SEP, MASK = 30522, 101, 102, 103
 HF = "HF PyTorch BertForPreTraining"

@@ -49,7 +49,7 @@ def build(args, task, encoder_weights, tokenizer):
 def run_variant(args, variant: str, task, examples, tokenizer, encoder_weights) -> dict:
     """Trains one fresh model with `variant`'s pipeline and step; returns its timings."""
     from kbert.text import BertPreprocessor
-    from kbert.training.optimizers import create_optimizer
+    from kbert.optim import create_optimizer
     from kbert.training.xla import compile_model, fixed_steps_per_epoch
 
     fixed = variant != VARIANTS[0]

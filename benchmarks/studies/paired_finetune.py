@@ -111,7 +111,7 @@ def kbert_side(args: argparse.Namespace) -> None:
     from kbert.tasks.classification_data import classification_dataset
     from kbert.tasks.tagging_data import tagging_dataset
     from kbert.text import BertPreprocessor, load_tokenizer
-    from kbert.training.optimizers import create_optimizer
+    from kbert.optim import create_optimizer
 
     keras.utils.set_random_seed(args.seed)
     if args.task == "conll":

@@ -1,6 +1,7 @@
 """Training infrastructure for any Keras model: optimizer and schedule, strategies, callbacks.
 
-- `create_optimizer`, `set_mixed_precision`, `LinearWarmupLinearDecay`: BERT's AdamW / LAMB recipe.
+- `set_mixed_precision`: the Keras dtype policy of `--mixed-precision` (BERT's AdamW / LAMB recipe and
+  its schedule are `kbert.optim`'s).
 - `get_strategy`, `scale_batch_and_lr`: `--strategy auto|one_device|mirrored|multi_worker|tpu`.
 - `patch_model_for_multi_worker`: the Keras 3.15 MultiWorkerMirroredStrategy `fit` workaround.
 - `training_callbacks`, `fit_steps`, `StepCheckpoint`, `restored_step`: step checkpoints, resume
@@ -21,10 +22,7 @@ _EXPORTS = {
     "training_callbacks": "kbert.training.callbacks",
     "in_multi_worker_mode": "kbert.training.multi_worker",
     "patch_model_for_multi_worker": "kbert.training.multi_worker",
-    "WEIGHT_DECAY_EXCLUDE": "kbert.training.optimizers",
-    "create_optimizer": "kbert.training.optimizers",
-    "set_mixed_precision": "kbert.training.optimizers",
-    "LinearWarmupLinearDecay": "kbert.training.schedules",
+    "set_mixed_precision": "kbert.training.mixed_precision",
     "STRATEGY_NAMES": "kbert.training.strategy",
     "get_strategy": "kbert.training.strategy",
     "is_chief": "kbert.training.strategy",
@@ -33,8 +31,8 @@ _EXPORTS = {
     "scale_batch_and_lr": "kbert.training.strategy",
 }
 __all__ = [
-    "LinearWarmupLinearDecay", "STRATEGY_NAMES", "StepCheckpoint", "WEIGHT_DECAY_EXCLUDE",
-    "backup_dir", "create_optimizer", "fit_steps", "get_strategy", "in_multi_worker_mode",
+    "STRATEGY_NAMES", "StepCheckpoint",
+    "backup_dir", "fit_steps", "get_strategy", "in_multi_worker_mode",
     "is_chief", "num_workers", "patch_model_for_multi_worker", "read_tf_config",
     "restored_step", "scale_batch_and_lr", "set_mixed_precision", "training_callbacks",
 ]

@@ -22,12 +22,13 @@ import keras
 import kbert.file_io as file_io
 from kbert.convert.checkpoints import load_pretrained, read_config
 from kbert.models.bert_encoder import BertEncoder
+from kbert.optim.defaults import create_optimizer
 from kbert.tasks import Task, get_task, load_model, save_model
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.training.finetune_config import FinetuneConfig
 from kbert.training.input_sharding import shard_across_workers, worker_count
 from kbert.training.multi_worker import patch_model_for_multi_worker
-from kbert.training.optimizers import create_optimizer, set_mixed_precision
+from kbert.training.mixed_precision import set_mixed_precision
 from kbert.training.strategy import get_strategy
 from kbert.training.worker_outputs import remove_scratch, write_dir
 from kbert.training.xla import (check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors,

@@ -135,7 +135,8 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
                                           training_callbacks)
     from kbert.training.multi_worker import patch_model_for_multi_worker
-    from kbert.training.optimizers import create_optimizer, set_mixed_precision
+    from kbert.optim.defaults import create_optimizer
+    from kbert.training.mixed_precision import set_mixed_precision
     from kbert.training.worker_outputs import remove_scratch
     from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
 

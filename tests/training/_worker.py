@@ -45,7 +45,7 @@ def build_model():
 
 
 def compile_model(model, num_train_steps=16, gradient_accumulation_steps=1, clipnorm=None):
-    from kbert.training.optimizers import create_optimizer
+    from kbert.optim import create_optimizer
 
     # No clipping by default: Keras clips each replica's gradient before the all-reduce, so a
     # distributed run equals a single-device one only without clipping.

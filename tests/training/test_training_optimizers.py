@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kbert.training.optimizers import WEIGHT_DECAY_EXCLUDE, create_optimizer, set_mixed_precision
-from kbert.training.schedules import LinearWarmupLinearDecay
+from kbert.optim import WEIGHT_DECAY_EXCLUDE, create_optimizer
+from kbert.optim.schedules import LinearWarmupLinearDecay
+from kbert.training.mixed_precision import set_mixed_precision
 
 
 def _model(seed=0):

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from kbert.training.schedules import LinearWarmupLinearDecay
+from kbert.optim.schedules import LinearWarmupLinearDecay
 
 
 @pytest.mark.parametrize(

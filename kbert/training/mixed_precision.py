@@ -1,7 +1,7 @@
-"""Mixed precision for training; BERT's optimizer itself lives in `kbert.optim` (re-exported here).
+"""`set_mixed_precision`: the Keras dtype policy that `--mixed-precision` names, for models built next.
 
-`create_optimizer` and `WEIGHT_DECAY_EXCLUDE` are defined in `kbert.optim.defaults`, below the models,
-so that every model's `compile()` default and the training entry points use the same function.
+Which policy `auto` means on this machine is decided TensorFlow-free in `kbert.precision`; this module
+applies it. BERT's optimizer and schedule live in `kbert.optim`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,7 @@ from typing import Literal
 
 import keras
 
-from kbert.optim.defaults import WEIGHT_DECAY_EXCLUDE, create_optimizer
 from kbert.precision import MIXED_PRECISIONS, resolve_mixed_precision
-
-__all__ = ["WEIGHT_DECAY_EXCLUDE", "create_optimizer", "set_mixed_precision"]
 
 MixedPrecision = Literal["none", "mixed_float16", "mixed_bfloat16", "auto"]
 _POLICIES = {"none": "float32", "float32": "float32", "mixed_float16": "mixed_float16",
