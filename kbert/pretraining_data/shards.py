@@ -1,12 +1,12 @@
 """A `create-pretraining-data` output directory: its layout, its metadata, and checks that its shards are whole.
 
 The directory holds `part-00000-of-0000N.tfrecord` shards, `vocab.txt` and `pretraining_data.json` (the
-settings, the vocabulary file, and each shard's record count and size in bytes). `kbert.pretraining_data.
-tfrecords` writes and reads it and re-exports every name here.
+settings, the vocabulary file, and each shard's record count and size in bytes).
+`kbert.pretraining_data.tfrecords` writes and reads it, and re-exports every name here.
 
 Example:
 >>> metadata = read_pretraining_metadata("/data/pretraining")  # doctest: +SKIP
->>> files = tfrecord_files("/data/pretraining")  # sizes checked against the metadata  # doctest: +SKIP
+>>> files = tfrecord_files("/data/pretraining")  # each size checked against the metadata  # doctest: +SKIP
 """
 
 from __future__ import annotations
