@@ -44,8 +44,8 @@ class StepCheckpoint(keras.callbacks.Callback):
     """Saves the model weights every `save_every_steps` optimizer steps and stops at `total_steps`.
 
     Files are `directory/ckpt-{step}.weights.h5`; the step is the optimizer's `iterations`, i.e.
-    optimizer updates (batches / `gradient_accumulation_steps`); only the newest `max_to_keep` are kept. Keras' `ModelCheckpoint` names files
-    by epoch and batch and never prunes them, hence this small callback.
+    optimizer updates (batches / `gradient_accumulation_steps`); only the newest `max_to_keep` are kept.
+    Keras' `ModelCheckpoint` names files by epoch and batch and never prunes them, hence this small callback.
 
     Args:
         directory: str or path. Where the checkpoints go (created if missing).
