@@ -5,6 +5,9 @@ Every file kbert reads or writes goes through these helpers (or an API built on 
 URL. Errors name the path as it was given: a missing `ram://bucket/x` raises `FileNotFoundError` naming
 `ram://bucket/x`, not TensorFlow's `NotFoundError`.
 
+Path names (`join`, `dirname`, `is_local`, ...) come from `kbert.file_paths`, `glob` (with `**`) from
+`kbert.file_glob`; both are re-exported here.
+
 Object stores have no real directories: `write_bytes` and `write_text` create the parent first (on
 `ram://` only created directories are listed), and `move_dir` renames file by file where a directory
 rename is not one atomic step (everywhere but the local disk).
@@ -22,14 +25,19 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import posixpath
-import re
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-PathLike = str | os.PathLike
+# Path names (`kbert.file_paths`, no I/O) and `glob` (`kbert.file_glob`) are part of this module's API too.
+from kbert.file_glob import glob
+from kbert.file_paths import PathLike, basename, dirname, fspath, is_local, join, same_file, temp_sibling
+
+__all__ = [
+    "PathLike", "basename", "copy", "dirname", "exists", "fspath", "glob", "is_local", "isdir", "isfile",
+    "iter_lines", "join", "listdir", "load_keras_model", "makedirs", "move_dir", "open_file", "read_bytes",
+    "read_json", "read_text", "remove", "rename", "rmtree", "same_file", "size", "temp_sibling", "text_stream",
+    "walk", "write_bytes", "write_json", "write_text",
+]
 
 
 class _LazyTF:
@@ -49,37 +57,6 @@ class _LazyTF:
 
 
 _tf = _LazyTF()
-
-
-def fspath(path: PathLike) -> str:
-    """The path as a string (`pathlib.Path` and `str` alike)."""
-    return os.fspath(path)
-
-
-def is_local(path: PathLike) -> bool:
-    """True for a path on the local file system (no `scheme://`, or `file://`)."""
-    path = fspath(path)
-    return "://" not in path or path.startswith("file://")
-
-
-def join(*parts: PathLike) -> str:
-    """Joins path parts with "/" (URLs keep their `scheme://`)."""
-    parts = [fspath(p) for p in parts]
-    return os.path.join(*parts) if is_local(parts[0]) else posixpath.join(*parts)
-
-
-def basename(path: PathLike) -> str:
-    """The last part of a path, ignoring a trailing "/"."""
-    return posixpath.basename(fspath(path).rstrip("/"))
-
-
-def dirname(path: PathLike) -> str:
-    """The parent of a path, ignoring a trailing "/" ("." for a bare local file name)."""
-    path = fspath(path).rstrip("/")
-    scheme, sep, rest = path.rpartition("://")
-    if sep and "/" not in rest:
-        return scheme + sep  # "gs://bucket" -> "gs://"
-    return posixpath.dirname(path) or "."
 
 
 def walk(top: PathLike) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -118,54 +95,6 @@ def listdir(path: PathLike) -> list[str]:
         return sorted(name.rstrip("/") for name in _tf.gfile.listdir(fspath(path)))
     except _tf.NotFoundError:
         raise FileNotFoundError(f"directory not found: {fspath(path)}") from None
-
-
-def _glob_regex(pattern: str) -> re.Pattern:
-    """`**/` is zero or more directories, `**` anything, `*` and `?` stop at "/", `[...]` as in fnmatch."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 1:]:
-            end = pattern.index("]", i + 1)
-            body = pattern[i + 1:end]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def glob(pattern: PathLike) -> list[str]:
-    """The sorted paths matching a glob; `**` matches any number of directories (as `recursive=True`)."""
-    pattern = fspath(pattern)
-    if "**" not in pattern:
-        return sorted(_tf.gfile.glob(pattern))
-    root = pattern[:pattern.index("**")]
-    root = root[:root.rfind("/") + 1] if "/" in root else ""
-    if re.search(r"[*?\[]", root):
-        root = dirname(root[:re.search(r"[*?\[]", root).start()]) + "/"
-    regex = _glob_regex(pattern)
-    found = []
-    for directory, subdirs, files in _tf.gfile.walk(root or "."):
-        for name in list(subdirs) + list(files):
-            path = join(directory, name.rstrip("/"))
-            if not root:
-                path = os.path.relpath(path, ".")
-            if regex.match(path) and _tf.gfile.exists(path):  # exists: not a ram:// phantom (see rmtree)
-                found.append(path)
-    return sorted(set(found))
 
 
 def open_file(path: PathLike, mode: str = "r") -> "tf.io.gfile.GFile":
@@ -276,20 +205,6 @@ def rename(src: PathLike, dst: PathLike, overwrite: bool = False) -> None:
     if not _tf.gfile.exists(src):
         raise FileNotFoundError(f"file not found: {src}")
     _tf.gfile.rename(src, dst, overwrite=overwrite)
-
-
-def same_file(a: PathLike, b: PathLike) -> bool:
-    """Whether two paths name the same file (local paths are resolved, URLs compared as text)."""
-    a, b = fspath(a), fspath(b)
-    if is_local(a) and is_local(b):
-        return os.path.realpath(a) == os.path.realpath(b)
-    return a.rstrip("/") == b.rstrip("/")
-
-
-def temp_sibling(path: PathLike, tag: str = "tmp") -> str:
-    """A fresh hidden name beside `path` (`DIR/.NAME.tmp-HEX`), on the same file system, for write-then-rename."""
-    path = fspath(path).rstrip("/")
-    return join(dirname(path), f".{basename(path)}.{tag}-{uuid.uuid4().hex[:12]}")
 
 
 def move_dir(src: PathLike, dst: PathLike) -> None:

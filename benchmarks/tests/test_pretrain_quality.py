@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 import kbert
-from pretraining.test_pretrain_cli import TOPICS, write_corpus
+from tests.training.test_pretrain_cli import TOPICS, write_corpus
 
 
 @pytest.mark.slow

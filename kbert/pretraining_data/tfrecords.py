@@ -4,17 +4,16 @@ An output directory holds `part-00000-of-0000N.tfrecord` shards, `vocab.txt` and
 (the settings, the vocabulary file and each shard's record count and size), so `kbert pretrain` on it
 needs no `--vocab`. Static shards hold masked features; dynamic shards hold unmasked instances that
 `DynamicMasker` masks afresh every epoch. Either way `load_pretraining_dataset` yields
-`pretraining_feature_spec`.
+`pretraining_feature_spec`. The directory's layout, metadata and integrity checks are in
+`kbert.pretraining_data.shards` (re-exported here).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import random
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 import tensorflow as tf
@@ -22,15 +21,16 @@ import tensorflow as tf
 import kbert.file_io as file_io
 from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
+from kbert.pretraining_data.shards import (FORMAT, METADATA_FILE, VOCAB_FILE, CorruptTFRecordError,
+                                           naming_corrupt_file, read_pretraining_metadata, tfrecord_files,
+                                           verify_tfrecords)
 from kbert.pretraining_data.text_dataset import instance_arrays
 
-METADATA_FILE = "pretraining_data.json"
-VOCAB_FILE = "vocab.txt"
-FORMAT = "kbert-pretraining-tfrecords"
-
-
-class CorruptTFRecordError(ValueError):
-    """A TFRecord shard is truncated, corrupted or does not match its recorded size."""
+__all__ = [
+    "FORMAT", "METADATA_FILE", "VOCAB_FILE", "CorruptTFRecordError", "load_pretraining_dataset",
+    "naming_corrupt_file", "read_pretraining_metadata", "static_features", "tfrecord_files", "verify_tfrecords",
+    "write_pretraining_tfrecords",
+]
 
 
 def static_features(instance, masker, max_seq_length: int, max_predictions_per_seq: int, pad_id: int = 0):
@@ -163,67 +163,6 @@ def _read_framed(path: str | os.PathLike) -> list[bytes]:
         out.append(data[offset + 8: offset + 8 + size])
         offset += 8 + size
     return out
-
-
-def read_pretraining_metadata(directory: str | os.PathLike) -> dict:
-    """Reads `pretraining_data.json` of a `create-pretraining-data` output directory."""
-    path = file_io.join(directory, METADATA_FILE)
-    if not file_io.isfile(path):
-        raise FileNotFoundError(f"{directory} is not a create-pretraining-data output: no {METADATA_FILE}.")
-    metadata = json.loads(file_io.read_text(path))
-    if metadata.get("format") != FORMAT:
-        raise ValueError(f"{path}: format is {metadata.get('format')!r}, expected {FORMAT!r}.")
-    metadata.setdefault("sequence_length", metadata.get("max_seq_length"))  # data written by kbert 0.1
-    return metadata
-
-
-def verify_tfrecords(files: Sequence[str | os.PathLike]) -> dict[str, int]:
-    """Reads every record of every file, checking CRCs; returns the record count of each file.
-
-    Raises:
-        CorruptTFRecordError: naming the file, the record index and TensorFlow's reason.
-    """
-    counts = {}
-    for path in map(str, files):
-        count = 0
-        try:
-            for _ in tf.data.TFRecordDataset(path):
-                count += 1
-        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
-            raise CorruptTFRecordError(
-                f"TFRecord file {path} is corrupt after {count} good records: {error.message.split('[Op')[0]}"
-                "Re-create it with `kbert create-pretraining-data`."
-            ) from None
-        counts[path] = count
-    return counts
-
-
-@contextlib.contextmanager
-def naming_corrupt_file(files: Sequence[str | os.PathLike]) -> Iterator[None]:
-    """Turns a `tf.errors.DataLossError` raised inside (e.g. by `model.fit`) into a `CorruptTFRecordError`
-    that names the corrupt file (TensorFlow's own message gives only a byte offset)."""
-    try:
-        yield
-    except tf.errors.DataLossError as error:
-        verify_tfrecords(files)  # raises, naming the file
-        raise CorruptTFRecordError(f"a TFRecord among {len(files)} files is corrupt: {error.message}") from error
-
-
-def tfrecord_files(directory: str | os.PathLike, check_sizes: bool = True) -> list[str]:
-    """The shard paths of an output directory; sizes are checked against the metadata (cheap)."""
-    metadata = read_pretraining_metadata(directory)
-    files = []
-    for shard in metadata["shards"]:
-        path = file_io.join(directory, shard["file"])
-        if not file_io.isfile(path):
-            raise FileNotFoundError(f"TFRecord shard {path} listed in {METADATA_FILE} is missing.")
-        if check_sizes and file_io.size(path) != shard["bytes"]:
-            raise CorruptTFRecordError(
-                f"TFRecord file {path} has {file_io.size(path)} bytes but {shard['bytes']} were written: "
-                "it is truncated or modified."
-            )
-        files.append(str(path))
-    return files
 
 
 def _parse_spec(metadata: dict) -> dict[str, tf.io.FixedLenFeature]:

@@ -1,8 +1,10 @@
-"""`BertTokenizer`: BERT WordPiece tokenization as a Keras preprocessing layer of TensorFlow ops."""
+"""`BertTokenizer`: BERT WordPiece tokenization as a Keras preprocessing layer of TensorFlow ops.
+
+The character offsets of text that normalisation changes are computed in `kbert.text.wordpiece_offsets`.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 
 import keras
@@ -12,7 +14,8 @@ import tensorflow_text as tf_text
 import kbert.file_io as file_io
 from kbert.constants import CLS, MASK, PAD, SEP, TOKENIZER_SPECIAL_TOKENS, UNK
 from kbert.text import normalization
-from kbert.text.ragged_rows import gather_rows, ragged_from_lengths, restore_order, row_ids, sum_by_row, where_true
+from kbert.text.ragged_rows import ragged_from_lengths, restore_order, sum_by_row, where_true
+from kbert.text.wordpiece_offsets import character_offsets, long_words_as_unk
 
 
 def read_vocabulary(path: str | os.PathLike) -> list[str]:
@@ -149,17 +152,10 @@ class BertTokenizer(keras.layers.Layer):
             raise ValueError(f"BertTokenizer takes a scalar or 1-D batch of strings, got shape {text.shape}")
         return tf.reshape(text, [-1]), False
 
-    def _wordpiece_words(self, words: tf.Tensor):
-        """WordPiece on a flat tensor of words; words over the length limit become one `[UNK]`."""
-        too_long = tf.strings.length(words, unit="UTF8_CHAR") > self.max_chars_per_word
-        # "[UNK]" is a whole vocabulary token and no split word can contain "[", so it maps to [UNK].
-        words_in = tf.where(too_long, tf.constant(UNK), words)
-        return words_in, too_long
-
     def _split_ids(self, norm: tf.Tensor) -> tf.RaggedTensor:
         """Ids of normalised strings, split by regex then WordPiece on each word."""
         words = normalization.split_words(norm)
-        words_in, _ = self._wordpiece_words(words.flat_values)
+        words_in, _ = long_words_as_unk(words.flat_values, self.max_chars_per_word)
         pieces = self._wordpiece.tokenize(words_in)  # (total_words, None)
         return ragged_from_lengths(pieces.flat_values, sum_by_row(pieces.row_lengths(), words.row_splits))
 
@@ -229,58 +225,11 @@ class BertTokenizer(keras.layers.Layer):
         plain_idx, other_idx = where_true(plain), where_true(~plain)
         plain_text = normalization.normalize_printable_ascii(tf.gather(text, plain_idx), self.lowercase)
         fast = tuple(tf.cast(t, tf.int32) for t in self._presplit.tokenize_with_offsets(plain_text))
-        exact = self._offsets(normalization.to_valid_utf8(tf.gather(text, other_idx)))
+        other = normalization.to_valid_utf8(tf.gather(text, other_idx))
+        exact = character_offsets(other, self._presplit, self._wordpiece, self.lowercase, self.strip_accents,
+                                  self.max_chars_per_word)
         out = restore_order(tuple(zip(fast, exact)), tf.concat([plain_idx, other_idx], 0))
         return tuple(t[0] for t in out) if scalar else out
-
-    def _offsets(self, text: tf.Tensor):
-        """`tokenize_with_offsets` of valid UTF-8 strings, normalised character by character."""
-        chars = tf.strings.unicode_decode(text, "UTF-8")  # (batch, chars) code points
-        # Each distinct character is normalised once (a batch of paragraphs holds ~10^5 characters, ~10^3
-        # distinct), and the text is rebuilt from code points: integer gathers, no string per character.
-        distinct, index = tf.unique(chars.flat_values)
-        norm = normalization.normalize(tf.strings.unicode_encode(distinct[:, None], "UTF-8"), self.lowercase,
-                                       self.strip_accents)
-        norm_code_points = tf.strings.unicode_decode(norm, "UTF-8")  # (distinct, 0 or more)
-        take, take_splits = gather_rows(norm_code_points.row_splits, index)  # each character's code points
-        norm_text = tf.strings.unicode_encode(ragged_from_lengths(
-            tf.gather(norm_code_points.flat_values, take),
-            sum_by_row(take_splits[1:] - take_splits[:-1], chars.row_splits)), "UTF-8")
-        # Global (whole-batch) byte end of each normalised character, to map bytes back to characters.
-        char_end = tf.cumsum(tf.gather(tf.strings.length(norm, unit="BYTE"), index))
-        row_byte_start = tf.gather(tf.concat([[0], char_end], 0), chars.row_splits[:-1])
-        char_row_start = tf.cast(chars.row_splits, tf.int32)
-
-        def in_characters(rows, piece_row, start_b, end_b):
-            """Pieces' byte spans within their normalised row -> character spans within the input row."""
-            row = tf.gather(rows, piece_row)
-            base = tf.gather(row_byte_start, row)
-            starts = tf.searchsorted(char_end, start_b + base, side="right", out_type=tf.int32)
-            ends = tf.searchsorted(char_end, end_b + base - 1, side="right", out_type=tf.int32) + 1
-            return starts - tf.gather(char_row_start, row), ends - tf.gather(char_row_start, row)
-
-        # As in `_ids`: the fast splitter's own byte offsets where its splitting is BERT's, the regex otherwise.
-        exact = normalization.needs_exact_split(norm_text, self.max_chars_per_word)
-        fast_rows, exact_rows = tf.cast(where_true(~exact), tf.int32), tf.cast(where_true(exact), tf.int32)
-        pieces, piece_starts, piece_ends = self._presplit.tokenize_with_offsets(tf.gather(norm_text, fast_rows))
-        fast = (pieces, *(pieces.with_flat_values(t) for t in in_characters(
-            fast_rows, row_ids(pieces.row_splits, tf.int32), tf.cast(piece_starts.flat_values, tf.int32),
-            tf.cast(piece_ends.flat_values, tf.int32))))
-
-        words, word_starts, word_ends = normalization.split_words_with_offsets(tf.gather(norm_text, exact_rows))
-        words_in, too_long = self._wordpiece_words(words.flat_values)
-        pieces, piece_starts, piece_ends = self._wordpiece.tokenize_with_offsets(words_in)
-        piece_word = row_ids(pieces.row_splits)
-        word_start = tf.gather(tf.cast(word_starts.flat_values, tf.int32), piece_word)
-        word_len = tf.gather(tf.cast(word_ends.flat_values - word_starts.flat_values, tf.int32), piece_word)
-        long_piece = tf.gather(too_long, piece_word)  # a word over the limit is one [UNK] spanning all of it
-        start_b = word_start + tf.where(long_piece, 0, tf.cast(piece_starts.flat_values, tf.int32))
-        end_b = word_start + tf.where(long_piece, word_len, tf.cast(piece_ends.flat_values, tf.int32))
-        row_lengths = sum_by_row(pieces.row_lengths(), words.row_splits)
-        exact_out = (pieces.flat_values, *in_characters(
-            exact_rows, tf.gather(row_ids(words.row_splits, tf.int32), piece_word), start_b, end_b))
-        exact_out = tuple(ragged_from_lengths(v, row_lengths) for v in exact_out)
-        return restore_order(tuple(zip(fast, exact_out)), tf.concat([fast_rows, exact_rows], 0))
 
     def detokenize(self, ids):
         """Joins token strings with spaces and glues `##` pieces back on; drops `[PAD]`.

@@ -7,6 +7,9 @@ checkpoint interval of `save_every_steps` steps (`fit_steps`), `BackupAndRestore
 backs up at each interval, and a resumed run restarts exactly at the last saved step and stops at
 `total_steps`. Feed `fit` an endless (`repeat()`ed) dataset; to continue the data stream where the
 killed run was, `skip(restored_step(out_dir, save_every_steps))` batches.
+
+The wall-clock callbacks, `TimeLimit` and `StepClock`, live in `kbert.training.time_callbacks` and are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import importlib.util
 import json
 import math
 import os
-import time
 import warnings
 from typing import Any
 
@@ -23,7 +25,13 @@ import keras
 
 import kbert.file_io as file_io
 from kbert.training.strategy import is_chief
+from kbert.training.time_callbacks import StepClock, TimeLimit
 from kbert.training.worker_outputs import backup_copy, write_dir
+
+__all__ = [
+    "HeldoutLogger", "StepCheckpoint", "StepClock", "TimeLimit", "backup_dir", "fit_steps", "restored_step",
+    "training_callbacks",
+]
 
 
 def _step(model: keras.Model) -> int:
@@ -36,8 +44,8 @@ class StepCheckpoint(keras.callbacks.Callback):
     """Saves the model weights every `save_every_steps` optimizer steps and stops at `total_steps`.
 
     Files are `directory/ckpt-{step}.weights.h5`; the step is the optimizer's `iterations`, i.e.
-    optimizer updates (batches / `gradient_accumulation_steps`); only the newest `max_to_keep` are kept. Keras' `ModelCheckpoint` names files
-    by epoch and batch and never prunes them, hence this small callback.
+    optimizer updates (batches / `gradient_accumulation_steps`); only the newest `max_to_keep` are kept.
+    Keras' `ModelCheckpoint` names files by epoch and batch and never prunes them, hence this small callback.
 
     Args:
         directory: str or path. Where the checkpoints go (created if missing).
@@ -247,68 +255,3 @@ class HeldoutLogger(keras.callbacks.Callback):
                 for name, value in values.items():
                     tf.summary.scalar(f"heldout/{name}", value, step=step)
             self._writer.flush()
-
-
-class TimeLimit(keras.callbacks.Callback):
-    """Stops training once `minutes` of wall time have passed since training began.
-
-    For runs with a time budget rather than a step budget (benchmarks: "what does an hour reach?"). The
-    learning-rate schedule still follows the step budget, so set `steps` to about what fits in the time.
-
-    Args:
-        minutes: float. The wall-time budget.
-
-    Example:
-    >>> TimeLimit(60).seconds
-    3600.0
-    """
-
-    def __init__(self, minutes: float) -> None:
-        super().__init__()
-        self.seconds = float(minutes) * 60.0
-        self._start: float | None = None
-
-    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
-        self._start = time.monotonic()
-
-    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        if self._start is not None and time.monotonic() - self._start >= self.seconds:
-            self.model.stop_training = True
-
-
-class StepClock(keras.callbacks.Callback):
-    """Measures the seconds an optimizer step takes once it is traced, everything in between included.
-
-    The clock starts at the end of the first batch (so tracing and compiling are left out) and runs to the
-    end of the last; the held-out evaluations and checkpoints inside that span count, as they do against
-    a run's time budget. `benchmarks/studies/pretrain_quality.py` sizes a phase's steps to its minutes with it.
-
-    Args:
-        batches_per_step: int. Batches an optimizer step takes (`gradient_accumulation_steps`).
-
-    Example:
-    >>> clock = StepClock()
-    >>> clock.seconds_per_step is None  # fewer than two batches seen
-    True
-    """
-
-    def __init__(self, batches_per_step: int = 1) -> None:
-        super().__init__()
-        self.batches_per_step = int(batches_per_step)
-        self._first: float | None = None
-        self._last: float | None = None
-        self._batches = 0
-
-    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        now = time.monotonic()
-        if self._first is None:
-            self._first = now
-        else:
-            self._last, self._batches = now, self._batches + 1
-
-    @property
-    def seconds_per_step(self) -> float | None:
-        """Mean seconds a step after the first, or None before two batches have ended."""
-        if not self._batches:
-            return None
-        return (self._last - self._first) / self._batches * self.batches_per_step

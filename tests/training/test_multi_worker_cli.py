@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests.conftest import TINY_VOCAB
-from tests.finetune.conftest import keyword_rows, write_tsv
+from tests.training.conftest import keyword_rows, write_tsv
 from tests.training._training_subprocess import ROOT, free_ports, worker_env
 
 pytestmark = pytest.mark.slow

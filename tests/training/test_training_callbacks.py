@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kbert.training.callbacks import (
-    HeldoutLogger, StepCheckpoint, StepClock, backup_dir, fit_steps, restored_step, training_callbacks,
+    HeldoutLogger, StepCheckpoint, backup_dir, fit_steps, restored_step, training_callbacks,
 )
 from tests.training import _worker
 from tests.training._training_subprocess import result, run_all, start
@@ -23,19 +23,6 @@ def test_fit_steps():
     assert fit_steps(10, 4, gradient_accumulation_steps=2) == {"epochs": 3, "steps_per_epoch": 8}
     with pytest.raises(ValueError, match="save_every_steps"):
         fit_steps(10, 0)
-
-
-def test_step_clock_leaves_out_the_first_batch_and_counts_optimizer_steps(monkeypatch):
-    import kbert.training.callbacks as callbacks
-
-    # The first batch ends at 10 s (tracing); the next three take 1, 1 and 4 s (the last with an evaluation).
-    ends = iter([10.0, 11.0, 12.0, 16.0])
-    monkeypatch.setattr(callbacks.time, "monotonic", lambda: next(ends))
-    clock = StepClock(batches_per_step=2)  # two batches an optimizer step (gradient accumulation)
-    assert clock.seconds_per_step is None
-    for batch in range(4):
-        clock.on_train_batch_end(batch)
-    assert clock.seconds_per_step == pytest.approx((16.0 - 10.0) / 3 * 2)
 
 
 def test_heldout_logger_writes_validation_metrics_by_step(tmp_path):

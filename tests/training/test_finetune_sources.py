@@ -18,7 +18,7 @@ import kbert
 from kbert.cli.main import main
 from kbert.tasks import QuestionAnsweringTask, TaggingTask
 from kbert.training.finetune import FinetuneConfig, finetune
-from tests.finetune.conftest import keyword_rows, write_tsv
+from tests.training.conftest import keyword_rows, write_tsv
 from tests.training._training_subprocess import run_cli_on_logical_cpus
 
 

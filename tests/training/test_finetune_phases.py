@@ -11,7 +11,7 @@ from kbert.tasks.base import inference_function
 from kbert.tasks.serving import MODEL_INPUTS
 from kbert.text import BertPreprocessor
 from kbert.training.finetune import PHASES, TIMINGS_FILE, FinetuneConfig, finetune, format_phases
-from tests.finetune.conftest import keyword_rows, write_tsv
+from tests.training.conftest import keyword_rows, write_tsv
 
 
 def test_phases_are_reported_in_order_and_written(tmp_path, tiny_init, capsys):

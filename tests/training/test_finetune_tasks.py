@@ -8,7 +8,7 @@ import pytest
 import kbert
 from kbert.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
 from kbert.training.finetune import FinetuneConfig, evaluate_model, finetune
-from tests.finetune.conftest import FILLER, write_tsv
+from tests.training.conftest import FILLER, write_tsv
 
 FAST = dict(epochs=8, batch_size=16, learning_rate=2e-3, warmup_ratio=0.1, verbose=0)
 

@@ -11,7 +11,7 @@ import kbert.training.xla
 from kbert.cli.main import main
 from kbert.models.bert_pretrainer import BertPretrainer
 from kbert.pretraining_data.tfrecords import load_pretraining_dataset
-from tests.pretraining.test_pretrain_cli import MODEL, corpus  # noqa: F401 (fixture)
+from tests.training.test_pretrain_cli import MODEL, corpus  # noqa: F401 (fixture)
 from tests.xla_checks import xla_compiled_steps
 
 

@@ -10,7 +10,7 @@ import pytest
 import kbert
 from kbert.cli.main import main
 from kbert.tasks.readers import AnswerOffsetWarning
-from tests.finetune.test_finetune_cli import error_of
+from tests.training.test_finetune_cli import error_of
 
 FILLER = list("我们在了去是的有到这")
 ENTITIES = {"PER": ["张三", "李四"], "LOC": ["北京", "上海"], "ORG": ["华为", "新华社"]}

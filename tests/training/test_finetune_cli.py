@@ -8,7 +8,7 @@ import pytest
 import kbert
 from kbert.cli.main import main
 from tests.conftest import TINY_VOCAB
-from tests.finetune.conftest import keyword_rows, write_tsv
+from tests.training.conftest import keyword_rows, write_tsv
 
 
 def test_contract_command(tmp_path, tiny_init, capsys):

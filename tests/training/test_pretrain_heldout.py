@@ -8,7 +8,7 @@ import numpy as np
 from kbert.cli.main import main
 from kbert.pretraining_data import CreatePretrainingDataConfig, heldout_from_directory, heldout_from_text
 from kbert.text.bert_tokenizer import BertTokenizer
-from pretraining.test_pretrain_cli import MODEL, write_corpus
+from tests.training.test_pretrain_cli import MODEL, write_corpus
 
 
 def arrays(dataset):

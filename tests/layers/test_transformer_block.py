@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from kbert.layers.activations import gelu_approximate
 from kbert.layers.transformer_block import BertTransformerBlock, _attention_probabilities
+from layer_checks import run_standard_checks
 
 
 def twin_blocks(dropout=0.0, activation=keras.activations.gelu, dtype=None):
@@ -114,3 +115,10 @@ def test_compiled_path_only_for_a_fixed_length(monkeypatch):
     assert calls == [1]
     block(INPUTS, padding_mask=PADDING, training=False)
     assert calls == [1]
+
+
+def test_standard_checks():
+    """Config round trip, `.keras` file, shapes, tf.data; the fit step takes the compiled training path."""
+    block, _ = twin_blocks(dropout=0.1, activation=gelu_approximate)
+    run_standard_checks(block, INPUTS, call_kwargs={"padding_mask": PADDING},
+                        fit_targets=np.zeros_like(INPUTS))

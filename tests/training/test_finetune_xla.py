@@ -19,8 +19,8 @@ from kbert.tasks.classification import RegressionTask
 from kbert.text import BertPreprocessor, load_tokenizer
 from kbert.training.finetune import FinetuneConfig, finetune
 from kbert.training.xla import compile_model
-from tests.finetune.conftest import FILLER, keyword_rows, write_tsv
-from tests.finetune.test_finetune_tasks import _conll, _squad, qa_examples
+from tests.training.conftest import FILLER, keyword_rows, write_tsv
+from tests.training.test_finetune_tasks import _conll, _squad, qa_examples
 from tests.xla_checks import assert_fixed_batches, xla_compiled_steps
 
 SEQ, BATCH = 16, 8
