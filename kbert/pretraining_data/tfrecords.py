@@ -33,9 +33,9 @@ __all__ = [
 ]
 
 
-def static_features(instance, masker, max_seq_length: int, max_predictions_per_seq: int, pad_id: int = 0):
+def static_features(instance, masker, sequence_length: int, max_predictions_per_seq: int, pad_id: int = 0):
     """Masks a `PretrainingInstance` with a `StaticMasker` into padded arrays of the feature spec."""
-    arrays = instance_arrays(instance, max_seq_length, pad_id)
+    arrays = instance_arrays(instance, sequence_length, pad_id)
     masked = masker(instance.token_ids, instance.word_starts if masker.whole_word_masking else None)
     n, k = len(masked.token_ids), len(masked.masked_positions)
     pad = max_predictions_per_seq - k

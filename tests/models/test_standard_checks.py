@@ -1,7 +1,7 @@
 """Every model, named as users name it (`kbert.X`), through the shared standard checks.
 
-The encoder, the classifier, the tagger and the question answerer are also checked next to their own
-tests; here each model kbert exports, regression and every pretraining objective included, is in one list.
+Each model kbert exports, regression and every pretraining objective included, in one list; the layers
+are checked in tests/layers.
 """
 
 import numpy as np

@@ -8,7 +8,6 @@ import kbert
 from kbert.tasks.classification_model import BertClassifier
 from kbert.tasks.question_answering_model import BertQuestionAnswerer
 from kbert.tasks.tagging_model import BertTokenClassifier
-from layer_checks import run_standard_checks
 
 VOCAB, SEQ = 24, 10
 
@@ -110,17 +109,6 @@ def test_question_answerer_masks_padding():
     x["padding_mask"][:, 6:] = 0
     out = model(x)
     assert np.all(out["start_logits"].numpy()[:, 6:] < -1e3)
-
-
-@pytest.mark.parametrize("make, targets", [
-    (lambda e: BertClassifier(e, num_classes=3), np.array([0, 2], "int32")),
-    (lambda e: BertTokenClassifier(e, num_labels=4), np.zeros((2, SEQ), "int32")),
-    (lambda e: BertQuestionAnswerer(e), {"start_logits": np.array([1, 2]), "end_logits": np.array([2, 3])}),
-])
-def test_standard_checks(make, targets):
-    model = make(encoder())
-    model.compile()
-    run_standard_checks(model, packed(np.full((2, SEQ - 2), 6)), fit_targets=targets)
 
 
 def test_feature_based_freezes_encoder():
