@@ -122,21 +122,33 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     """
     config.validate()
     # The strategy comes first: multi-worker collectives must be set up before TF initialises.
-    from kbert.training.strategy import get_strategy, is_chief, scale_batch_and_lr
+    from kbert.training.strategy import get_strategy
 
     strategy = get_strategy(config.strategy, tpu=config.tpu)
 
+    import keras
+
+    previous_policy = keras.config.dtype_policy().name  # `--mixed-precision` holds for this run only
+    try:
+        return _pretrain(config, strategy)
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
+
+
+def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
+    """`pretrain` under `strategy`, with the run's dtype policy set here and restored by the caller."""
     import keras
     import tensorflow as tf
 
     from kbert.convert.checkpoints import load_pretrained, read_config, read_pretraining_heads, save_pretrained
     from kbert.models.bert_encoder import BertEncoder
     from kbert.models.bert_pretrainer import BertPretrainer
+    from kbert.optim.defaults import create_optimizer
     from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
                                           training_callbacks)
-    from kbert.training.multi_worker import patch_model_for_multi_worker
-    from kbert.optim.defaults import create_optimizer
     from kbert.training.mixed_precision import set_mixed_precision
+    from kbert.training.multi_worker import patch_model_for_multi_worker
+    from kbert.training.strategy import is_chief, scale_batch_and_lr
     from kbert.training.worker_outputs import remove_scratch
     from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
 

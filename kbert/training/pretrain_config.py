@@ -82,7 +82,7 @@ class PretrainConfig:
     heldout_data: str | None = None
     heldout_max_instances: int = 2048
     max_minutes: float | None = None  # stop after this much wall time even if `steps` are not done
-    mixed_precision: str = "none"
+    mixed_precision: str = "auto"
     jit_compile: bool = False
     steps_per_execution: int = 1
     tpu: str | None = None

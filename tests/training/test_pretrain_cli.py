@@ -3,6 +3,7 @@
 import json
 import random
 
+import keras
 import numpy as np
 import pytest
 
@@ -84,7 +85,9 @@ def test_pretrain_from_raw_text_with_sop(corpus):
     out = corpus / "raw"
     assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--vocab", str(corpus / "vocab.txt"),
                  "--preset", "tiny", "--objective", "sop", "--steps", "4", "--batch-size", "8",
-                 "--sequence-length", "32", "--whole-word-masking", "--out", str(out), "--verbose", "0"]) == 0
+                 "--sequence-length", "32", "--whole-word-masking", "--mixed-precision", "mixed_bfloat16",
+                 "--out", str(out), "--verbose", "0"]) == 0
+    assert keras.config.dtype_policy().name == "float32"  # the run's policy is put back afterwards
     history = json.loads((out / "history.json").read_text())
     assert history["objective"] == "sop" and "sentence_accuracy" in history["final_metrics"]
     assert kbert.load_pretrained(out).bert_config.num_hidden_layers == 2
