@@ -43,7 +43,8 @@ def finetune_model(task: str, args: argparse.Namespace, out: pathlib.Path) -> pa
     from kbert.training.finetune import FinetuneConfig, finetune
 
     common = dict(out=str(out), init=str(kbert.pretrained.minilm_path()), epochs=args.epochs,
-                  learning_rate=args.learning_rate, seed=args.seed, verbose=2)
+                  learning_rate=args.learning_rate, seed=args.seed, verbose=2,
+                  mixed_precision="none")  # trained in float32; the exports differ only in precision
     if task == "sst2":
         config = FinetuneConfig(train=str(SST2 / "train.tsv"), sequence_length=64,
                                 max_train_examples=args.sst2_rows, **common)

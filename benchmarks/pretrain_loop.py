@@ -63,7 +63,8 @@ def end_to_end(data: pathlib.Path, out: pathlib.Path, log: pathlib.Path, args: a
     """Runs `kbert pretrain`; its steps per second from the progress lines, and the whole wall time."""
     command = [*kbert_command(), "pretrain", "--train", str(data), "--out", str(out), "--preset", "mini",
                "--steps", str(args.steps), "--batch-size", str(args.batch_size), "--learning-rate",
-               str(args.learning_rate), "--save-every-steps", str(args.save_every_steps), "--verbose", "1"]
+               str(args.learning_rate), "--save-every-steps", str(args.save_every_steps), "--verbose", "1",
+               "--mixed-precision", "none"]  # float32, like the bare step
     timed = run_timed(command, log)
     stamps = [float(match.group(1)) for line in log.read_text(encoding="utf-8").splitlines()
               if (match := _PROGRESS.match(line))]

@@ -67,8 +67,8 @@ class Task:
             data += ["--max-validation-examples", str(self.dev_rows)]
         kbert = [*kbert_command(), "finetune", self.cli_task, "--init", str(args.init), *data, *common,
                  *self.flags, "--out", str(out / "kbert")]
-        if getattr(args, "mixed_precision", None):  # kbert's side only: the reference stays float32
-            kbert += ["--mixed-precision", args.mixed_precision]
+        # kbert's side only (default float32, like the reference); the reference stays float32.
+        kbert += ["--mixed-precision", getattr(args, "mixed_precision", None) or "none"]
         reference = [sys.executable, "-m", "benchmarks.common.hf_reference", self.cli_task, "--init", str(args.init),
                      *common, "--out", str(out / "reference")]
         if self.cli_task == "qa":

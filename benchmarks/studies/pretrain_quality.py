@@ -289,7 +289,7 @@ def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | No
                     "--preset", str(work / "model"), "--vocab", str(work / "vocab.txt")]
                 argv = ["finetune", command, *source, "--train", str(train), "--validation", str(validation),
                         *flags, *([] if "--epochs" in flags else ["--epochs", str(args.finetune_epochs)]),
-                        "--batch-size", "32",
+                        "--batch-size", "32", "--mixed-precision", "none",  # float32, as recorded
                         "--learning-rate", str(args.finetune_learning_rate), "--seed", str(seed), "--quiet",
                         "--out", str(out)]
                 if args.max_train_examples:

@@ -30,7 +30,7 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
     for name, length in (("short.yaml", 16), ("recipe.yaml", 32)):
         (tmp_path / name).write_text(f"preset: tiny\nnum_attention_heads: 4\nobjective: none\n"
                                      f"sequence_length: {length}\nbatch_size: 16\n"
-                                     "learning_rate: 1.0e-3\nsave_every_steps: 20\n")
+                                     "learning_rate: 1.0e-3\nsave_every_steps: 20\nmixed_precision: none\n")
     out = tmp_path / "out"
     code = main(["--lang", "en", "--minutes", "1", "--out", str(out), "--corpus", str(tmp_path / "corpus*.txt"),
                  "--recipe", str(tmp_path / "short.yaml"), str(tmp_path / "recipe.yaml"), "--vocab-size", "60", "--calibration-steps", "5",
