@@ -1,4 +1,5 @@
-"""BERT's post-LN transformer block, with the element-wise work of a training step compiled by XLA."""
+"""BERT's post-LN transformer block, computed as fused matmuls with float32 element-wise work (XLA-compiled in a
+training step of fixed shape)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def _dropout(x, rate: float, seed):
 def _attention_probabilities(scores, padding_mask, rate: float, seed):
     """softmax(scores over the real keys), then dropout; in float32, returned in the scores' dtype."""
     # (batch, heads, query, key) + (batch, 1, 1, key): padded keys get a weight of exp(-1e9) = 0.
-    adder = (1.0 - tf.cast(padding_mask, tf.float32))[:, None, None, :] * -1e9
+    # expand_dims rather than [:, None, None, :]: TFLite has no kernel for a strided slice with new axes.
+    adder = tf.expand_dims(tf.expand_dims(1.0 - tf.cast(padding_mask, tf.float32), 1), 1) * -1e9
     probabilities = tf.nn.softmax(tf.cast(scores, tf.float32) + adder, axis=-1)
     return _dropout(tf.cast(probabilities, scores.dtype), rate, seed)
 
@@ -47,16 +49,20 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         x = LayerNorm(x + Dropout(Dense_H(activation(Dense_4H(x)))))
 
     The sublayers, weights and names are keras-hub's (`normalize_first=False`), so checkpoints, converters
-    and exports see keras-hub's block, and inference runs keras-hub's `call` unchanged. A training step
-    computes the same function another way when its sequence length is fixed at tracing, as in
-    pretraining (XLA compiles once per shape; with dynamic padding, as in fine-tuning, every new length
-    would compile anew, so those steps run keras-hub's `call`). The products run as plain TensorFlow
-    matmuls (query, key and value as one), and the element-wise work between them runs as three small XLA
-    programs, forward and backward: the masked softmax with its dropout; bias, dropout, residual and
-    LayerNorm; bias and activation. Keras' layers run each of those as separate passes over memory, which
-    is most of a step on CPU once the products run in bfloat16 (BENCHMARKS.md, "kbert's own transformer
-    block"). Dropout masks come from ThreeFry, seeded by the block's own dropout layers, so each site
-    keeps its own stream.
+    and exports see keras-hub's block. With a padding mask, `call` computes the same function another way:
+    the products run as plain TensorFlow matmuls (query, key and value as one), and the element-wise work
+    between them (the masked softmax with its dropout; bias, dropout, residual and LayerNorm; bias and
+    activation) runs in float32 whatever the compute dtype. In a training step whose sequence length is
+    fixed at tracing, as in pretraining, those three pieces run as small XLA programs, forward and
+    backward (XLA compiles once per shape; with dynamic padding, as in fine-tuning, every new length would
+    compile anew, so those steps run keras-hub's `call`). Keras' layers run each of those as separate
+    passes over memory, which is most of a step on CPU once the products run in bfloat16 (BENCHMARKS.md,
+    "kbert's own transformer block"). Inference runs the same fused path: with the XLA pieces when the
+    length is fixed at tracing, without them when it is open (a SavedModel's signatures and TFLite, where
+    any batch and length run in one graph). Under `mixed_bfloat16`, softmax and LayerNorm stay in float32,
+    and MiniLM's encoder ran 1.35x (open length) to 1.6x (fixed) faster than through keras-hub's `call`
+    here (BENCHMARKS.md, "Encoder inference"). Dropout masks come
+    from ThreeFry, seeded by the block's own dropout layers, so each site keeps its own stream.
 
     Args:
         intermediate_dim: int. Feed-forward width (4H in BERT).
@@ -89,14 +95,24 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         # XLA compiles once per shape, so the compiled path needs a sequence length fixed when the step is
         # traced (pretraining's batches); with dynamic padding (fine-tuning) each new length would compile anew.
         fixed_length = inputs.shape[1] is not None
-        if not (training and fixed_length) or padding_mask is None or attention_mask is not None \
-                or return_attention_scores:
+        if padding_mask is None or attention_mask is not None or return_attention_scores \
+                or (training and not fixed_length):
             return super().call(inputs, padding_mask=padding_mask, attention_mask=attention_mask,
                                 training=training, return_attention_scores=return_attention_scores)
-        return self._training_call(inputs, padding_mask)
+        return self._fused_call(inputs, padding_mask, training=bool(training), compiled=fixed_length)
 
-    def _training_call(self, inputs, padding_mask):
+    def _fused_call(self, inputs, padding_mask, training: bool, compiled: bool):
+        """The block as fused matmuls and float32 element-wise pieces, with dropout in training; the pieces
+        run as XLA programs when `compiled` (a length fixed at tracing), as plain TensorFlow ops otherwise."""
         attention = self._self_attention_layer
+        rate = self.dropout if training else 0.0
+        if compiled:
+            probabilities_of, add_and_normalize = _attention_probabilities, _add_and_normalize
+            bias_and_activation = _bias_and_activation
+        else:
+            probabilities_of = _attention_probabilities.python_function
+            add_and_normalize = _add_and_normalize.python_function
+            bias_and_activation = _bias_and_activation.python_function
         dtype = inputs.dtype
         batch, length, hidden = tf.shape(inputs)[0], tf.shape(inputs)[1], inputs.shape[-1]
         heads = self.num_heads
@@ -109,7 +125,7 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
             return tf.cast(tf.reshape(variable, [-1]), tf.float32)
 
         def seed(dropout_layer):
-            return dropout_layer.seed_generator.next() if self.dropout > 0.0 else tf.zeros([2], tf.int64)
+            return dropout_layer.seed_generator.next() if rate > 0.0 else tf.zeros([2], tf.int64)
 
         x = tf.reshape(inputs, [-1, hidden])  # (batch * seq, hidden)
 
@@ -119,26 +135,30 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         bias = tf.concat([vector(attention._query_dense.bias), vector(attention._key_dense.bias),
                           vector(attention._value_dense.bias)], 0)
         query_key_value = tf.nn.bias_add(query_key_value, tf.cast(bias, dtype))
-        # (3, batch, heads, seq, head_dim); unstack, whose gradient is a stack, not three zero-filled slices.
-        query_key_value = tf.transpose(tf.reshape(query_key_value, [batch, length, 3, heads, head_dim]),
-                                       [2, 0, 3, 1, 4])
-        query, key, value = tf.unstack(query_key_value, axis=0)
+        if training:
+            # (3, batch, heads, seq, head_dim); unstack, whose gradient is a stack, not three zero-filled slices.
+            query_key_value = tf.transpose(tf.reshape(query_key_value, [batch, length, 3, heads, head_dim]),
+                                           [2, 0, 3, 1, 4])
+            query, key, value = tf.unstack(query_key_value, axis=0)
+        else:  # split: TFLite's unpack refuses an empty batch
+            query, key, value = (tf.transpose(tf.reshape(part, [batch, length, heads, head_dim]), [0, 2, 1, 3])
+                                 for part in tf.split(query_key_value, 3, axis=-1))
         query = query * tf.cast(head_dim**-0.5, dtype)
         scores = tf.matmul(query, key, transpose_b=True)  # (batch, heads, seq, seq)
-        probabilities = _attention_probabilities(scores, padding_mask, self.dropout, seed(attention._dropout_layer))
+        probabilities = probabilities_of(scores, padding_mask, rate, seed(attention._dropout_layer))
         context = tf.matmul(probabilities, value)  # (batch, heads, seq, head_dim)
         context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [-1, hidden])
         y = tf.matmul(context, kernel(attention._output_dense))
         norm = self._self_attention_layer_norm
-        x = _add_and_normalize(y, vector(attention._output_dense.bias), x, vector(norm.gamma), vector(norm.beta),
-                               norm.epsilon, self.dropout, seed(self._self_attention_dropout))
+        x = add_and_normalize(y, vector(attention._output_dense.bias), x, vector(norm.gamma), vector(norm.beta),
+                              norm.epsilon, rate, seed(self._self_attention_dropout))
 
         # === Feed-forward ===
         intermediate, output = self._feedforward_intermediate_dense, self._feedforward_output_dense
-        h = _bias_and_activation(tf.matmul(x, kernel(intermediate)), vector(intermediate.bias),
-                                 intermediate.activation)
+        h = bias_and_activation(tf.matmul(x, kernel(intermediate)), vector(intermediate.bias),
+                                intermediate.activation)
         y = tf.matmul(h, kernel(output, rows=self.intermediate_dim))
         norm = self._feedforward_layer_norm
-        x = _add_and_normalize(y, vector(output.bias), x, vector(norm.gamma), vector(norm.beta),
-                               norm.epsilon, self.dropout, seed(self._feedforward_dropout))
+        x = add_and_normalize(y, vector(output.bias), x, vector(norm.gamma), vector(norm.beta),
+                              norm.epsilon, rate, seed(self._feedforward_dropout))
         return tf.reshape(x, [batch, length, hidden])

@@ -1,4 +1,5 @@
-"""BertTransformerBlock's training step against keras-hub's TransformerEncoder, the block it speeds up."""
+"""BertTransformerBlock's training step and inference against keras-hub's TransformerEncoder, the block it
+speeds up."""
 
 import keras
 import keras_hub
@@ -51,9 +52,38 @@ def test_training_step_matches_keras_hub(activation):
         assert len(my_gradients) == 1 + 16 and all(g is not None for g in my_gradients)
         for a, b in zip(my_gradients, their_gradients):
             np.testing.assert_allclose(a, b, atol=1e-4, rtol=1e-4)
-    # Inference is keras-hub's own call.
+    # Inference (the fused path without XLA) computes keras-hub's function too.
     np.testing.assert_allclose(ours(INPUTS, padding_mask=PADDING), reference(INPUTS, padding_mask=PADDING),
-                               atol=1e-6)
+                               atol=2e-5)
+
+
+def test_inference_runs_any_shape_in_one_graph_without_xla():
+    """One trace with batch and length open serves every shape (a SavedModel's signature), and nothing in
+    it is an XLA program, which would compile once per shape and which TFLite cannot run."""
+    ours, reference = twin_blocks()
+    infer = tf.function(lambda x, mask: ours(x, padding_mask=mask, training=False),
+                        input_signature=[tf.TensorSpec([None, None, 8]), tf.TensorSpec([None, None], tf.int32)])
+    for batch, length in ((3, 6), (1, 2), (2, 5)):
+        x, mask = INPUTS[:batch, :length], PADDING[:batch, :length]
+        np.testing.assert_allclose(infer(x, mask), reference(x, padding_mask=mask), atol=2e-5)
+    graph = infer.get_concrete_function().graph.as_graph_def()
+    compiled = [f.signature.name for f in graph.library.function
+                if "_XlaMustCompile" in f.attr and f.attr["_XlaMustCompile"].b]
+    compiled += [n.name for n in graph.node if "_XlaMustCompile" in n.attr and n.attr["_XlaMustCompile"].b]
+    assert compiled == []
+
+
+def test_mixed_bfloat16_inference_keeps_softmax_and_layer_norm_in_float32():
+    """Under mixed_bfloat16 the products run in bfloat16 and the element-wise work in float32: closer to
+    float32 than keras-hub's block under the same policy, which runs softmax and LayerNorm in bfloat16."""
+    low, low_reference = twin_blocks(dtype="mixed_bfloat16")
+    high, _ = twin_blocks()
+    exact = high(INPUTS, padding_mask=PADDING).numpy()
+    ours = low(INPUTS, padding_mask=PADDING)
+    assert ours.dtype == tf.bfloat16
+    our_error = np.abs(tf.cast(ours, tf.float32).numpy() - exact).max()
+    their_error = np.abs(tf.cast(low_reference(INPUTS, padding_mask=PADDING), tf.float32).numpy() - exact).max()
+    assert our_error < 0.05 and our_error <= their_error
 
 
 def test_mixed_bfloat16_training_step_is_close_to_float32():
@@ -100,9 +130,9 @@ def test_compiled_path_only_for_a_fixed_length(monkeypatch):
     """Dynamic padding leaves the length open at tracing: those steps must not compile per length."""
     block, _ = twin_blocks()
     calls = []
-    original = BertTransformerBlock._training_call
-    monkeypatch.setattr(BertTransformerBlock, "_training_call",
-                        lambda self, *args: calls.append(1) or original(self, *args))
+    original = BertTransformerBlock._fused_call
+    monkeypatch.setattr(BertTransformerBlock, "_fused_call",
+                        lambda self, *args, **flags: calls.append(flags) or original(self, *args, **flags))
 
     def step(inputs, padding):
         return block(inputs, padding_mask=padding, training=True)
@@ -112,9 +142,13 @@ def test_compiled_path_only_for_a_fixed_length(monkeypatch):
     open_length(INPUTS, PADDING)
     assert calls == []
     tf.function(step)(INPUTS, PADDING)
-    assert calls == [1]
-    block(INPUTS, padding_mask=PADDING, training=False)
-    assert calls == [1]
+    assert calls == [{"training": True, "compiled": True}]
+    calls.clear()
+    block(INPUTS, padding_mask=PADDING, training=False)  # inference at a known length
+    infer = tf.function(lambda x, mask: block(x, padding_mask=mask),
+                        input_signature=[tf.TensorSpec([None, None, 8]), tf.TensorSpec([None, None], tf.int32)])
+    infer(INPUTS, PADDING)  # inference with the length open: no XLA
+    assert calls == [{"training": False, "compiled": True}, {"training": False, "compiled": False}]
 
 
 def test_standard_checks():
