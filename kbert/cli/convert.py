@@ -3,33 +3,57 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+
+from kbert.cli.flags import add_dataclass_flags, collect
+
+
+@dataclasses.dataclass
+class ConvertSettings:
+    """The settings of `kbert convert`, one flag each.
+
+    Args:
+        source: str. A checkpoint directory: Hugging Face, Google TF1 or kbert.
+        out: str. The directory to write.
+        format: str. The layout to write: "kbert", "hf" or "google".
+
+    Example:
+        >>> ConvertSettings("bert-base", out="converted").format
+        'kbert'
+    """
+
+    source: str = dataclasses.field(metadata={
+        "positional": True, "help": "a checkpoint directory: Hugging Face, Google TF1 or kbert"})
+    out: str = dataclasses.field(metadata={"help": "directory to write"})
+    format: str = dataclasses.field(default="kbert", metadata={
+        "choices": ("kbert", "hf", "google"), "help": "layout to write (default: kbert)"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("source", help="a checkpoint directory: Hugging Face, Google TF1 or kbert")
-    parser.add_argument("--out", required=True, help="directory to write")
-    parser.add_argument("--format", choices=("kbert", "hf", "google"), default="kbert",
-                        help="layout to write (default: kbert)")
+    """Adds the command's flags, one per field of `ConvertSettings`."""
+    add_dataclass_flags(parser, ConvertSettings, required=("out",))
 
 
 def run(args: argparse.Namespace) -> int:
+    """Reads the checkpoint, checks it, and writes it in the asked layout."""
     import kbert.file_io as file_io
     from kbert.convert import checkpoints
 
-    source, out = args.source, args.out
+    settings = ConvertSettings(**collect(args, ConvertSettings))
+    source, out = settings.source, settings.out
     config, tensors = checkpoints.read_checkpoint(source)
     encoder = checkpoints.load_pretrained(source)  # validates every tensor against the config
     heads = checkpoints.read_pretraining_heads(source)
     vocabulary = file_io.join(source, "vocab.txt") if file_io.isfile(file_io.join(source, "vocab.txt")) else None
-    if args.format == "google":
+    if settings.format == "google":
         checkpoints.write_google_checkpoint(
             {**checkpoints.encoder_tensors(encoder), **heads}, config, out, vocabulary=vocabulary
         )
     else:
-        checkpoints.save_pretrained(encoder, out, format=args.format, vocabulary=vocabulary,
+        checkpoints.save_pretrained(encoder, out, format=settings.format, vocabulary=vocabulary,
                                     head_tensors=heads or None)
         tokenizer_config = file_io.join(source, "tokenizer_config.json")
         if file_io.isfile(tokenizer_config) and vocabulary is not None:
             file_io.copy(tokenizer_config, file_io.join(out, "tokenizer_config.json"))
-    print(f"Wrote {args.format} checkpoint ({len(tensors)} tensors) to {out}")
+    print(f"Wrote {settings.format} checkpoint ({len(tensors)} tensors) to {out}")
     return 0

@@ -11,8 +11,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
+
+from kbert.cli.flags import add_dataclass_flags, collect
 
 SENTENCES = [
     "What a wonderful, heartfelt film.",
@@ -22,20 +25,40 @@ SENTENCES = [
 ]
 
 
+@dataclasses.dataclass
+class DemoSettings:
+    """The settings of `kbert demo`, one flag each.
+
+    Args:
+        out: str. The output directory.
+        epochs: int. Fine-tuning epochs.
+        train_size: int. Training sentences made at run time.
+        sequence_length: int. Longest packed input.
+        pretrain_steps: int. Steps of the from-scratch pretraining part (0 skips it).
+
+    Example:
+        >>> DemoSettings(pretrain_steps=0).out
+        'kbert_demo'
+    """
+
+    out: str = dataclasses.field(default="kbert_demo", metadata={"help": "output directory (default: ./kbert_demo)"})
+    epochs: int = 2
+    train_size: int = 320
+    sequence_length: int = 32
+    pretrain_steps: int = dataclasses.field(default=60, metadata={
+        "help": "steps of the from-scratch pretraining part (0 skips it)"})
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default="kbert_demo", help="output directory (default: ./kbert_demo)")
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--train-size", type=int, default=320)
-    parser.add_argument("--sequence-length", type=int, default=32)
-    parser.add_argument("--pretrain-steps", type=int, default=60,
-                        help="steps of the from-scratch pretraining part (0 skips it)")
+    """Adds the command's flags, one per field of `DemoSettings`."""
+    add_dataclass_flags(parser, DemoSettings)
 
 
 def _section(title: str) -> None:
     print(f"\n== {title} ==", flush=True)
 
 
-def finetune_and_export(out: str, args: argparse.Namespace) -> dict:
+def finetune_and_export(out: str, settings: DemoSettings) -> dict:
     import keras
     import tensorflow as tf
 
@@ -49,14 +72,14 @@ def finetune_and_export(out: str, args: argparse.Namespace) -> dict:
     weights = kbert.pretrained.minilm_path()
     encoder = kbert.load_pretrained(weights)
     tokenizer = kbert.load_tokenizer(weights)
-    preprocessor = kbert.BertPreprocessor(tokenizer, sequence_length=args.sequence_length)
+    preprocessor = kbert.BertPreprocessor(tokenizer, sequence_length=settings.sequence_length)
     print(f"weights: {weights}\nencoder parameters: {encoder.count_params():,}")
 
     def dataset(examples: list[dict], shuffle: bool) -> tf.data.Dataset:
         return classification_dataset(examples, preprocessor, LABELS, batch_size=16, shuffle=shuffle, seed=0)
 
-    train = sentiment_examples("train", size=args.train_size)
-    validation = sentiment_examples("validation", size=max(64, args.train_size // 2))
+    train = sentiment_examples("train", size=settings.train_size)
+    validation = sentiment_examples("validation", size=max(64, settings.train_size // 2))
     print(f"data: {len(train)} training and {len(validation)} validation sentences, e.g. {train[0]}")
 
     _section("2. Fine-tune a classifier with model.fit")
@@ -65,14 +88,14 @@ def finetune_and_export(out: str, args: argparse.Namespace) -> dict:
     model.compile()
     before = model.evaluate(dataset(validation, False), verbose=0, return_dict=True)["accuracy"]
     start = time.perf_counter()
-    model.fit(dataset(train, True), epochs=args.epochs, verbose=1)
+    model.fit(dataset(train, True), epochs=settings.epochs, verbose=1)
     seconds = time.perf_counter() - start
 
     _section("3. Evaluate on sentences with unseen adjectives")
     after = model.evaluate(dataset(validation, False), verbose=0, return_dict=True)["accuracy"]
     print(f"validation accuracy: {before:.3f} before fine-tuning -> {after:.3f} after ({seconds:.0f} s)")
     model_dir = kbert.save_model(model, file_io.join(out, "model"), tokenizer, labels=LABELS,
-                                 sequence_length=args.sequence_length)
+                                 sequence_length=settings.sequence_length)
     file_io.write_json(file_io.join(model_dir, "metrics.json"), {"accuracy": after}, indent=None)
 
     _section("4. Export a strings-in SavedModel and a TFLite model")
@@ -141,13 +164,15 @@ def _size(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Runs the six steps and prints what they wrote."""
     import kbert.file_io as file_io
 
-    out = os.path.abspath(args.out) if file_io.is_local(args.out) else args.out
+    settings = DemoSettings(**collect(args, DemoSettings))
+    out = os.path.abspath(settings.out) if file_io.is_local(settings.out) else settings.out
     file_io.makedirs(out)
-    written = finetune_and_export(out, args)
-    if args.pretrain_steps > 0:
-        written.update(pretrain_from_scratch(out, args.pretrain_steps))
+    written = finetune_and_export(out, settings)
+    if settings.pretrain_steps > 0:
+        written.update(pretrain_from_scratch(out, settings.pretrain_steps))
     _section("Written")
     for name in ("model", "savedmodel", "tflite", "pretrained"):
         if name in written:

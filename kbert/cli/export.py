@@ -3,37 +3,67 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+
+from kbert.cli.flags import add_dataclass_flags, collect
+
+
+@dataclasses.dataclass
+class ExportSettings:
+    """The settings of `kbert export`, one flag each.
+
+    Args:
+        model_dir: str. A kbert model directory (task.json) or an encoder checkpoint.
+        out: str. The export directory to create.
+        tflite: bool. Also write OUT/model.tflite.
+        quantize: str. TFLite weights: "none", "dynamic" or "float16".
+        sequence_length: int or None. Longest packed input (None: the training sequence length).
+        force: bool. Replace OUT if it exists.
+        precision: str. What the SavedModel's encoder computes in: "float32" or "bfloat16".
+
+    Example:
+        >>> ExportSettings("model", out="export/models/sst2/1").quantize
+        'none'
+    """
+
+    model_dir: str = dataclasses.field(metadata={
+        "positional": True,
+        "help": "kbert model directory (task.json) or an encoder checkpoint (kbert, HF, Google)"})
+    out: str = dataclasses.field(metadata={"help": "export directory to create"})
+    tflite: bool = dataclasses.field(default=False, metadata={
+        "switch": True, "help": "also write OUT/model.tflite (LiteRT)"})
+    quantize: str = dataclasses.field(default="none", metadata={
+        "choices": ("none", "dynamic", "float16"),
+        "help": "TFLite weights: float32, dynamic-range int8, or float16 (default: none)"})
+    sequence_length: int | None = dataclasses.field(default=None, metadata={
+        "help": "longest packed input (default: the training sequence length; 128 for an encoder)"})
+    force: bool = dataclasses.field(default=False, metadata={"switch": True, "help": "replace OUT if it exists"})
+    precision: str = dataclasses.field(default="float32", metadata={
+        "choices": ("float32", "bfloat16"),
+        "help": "what the SavedModel's encoder computes in: bfloat16 runs the products on AMX or AVX512-BF16 "
+                "(a warning says when this CPU has neither); model.tflite stays float32 (default: float32)"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the command's flags, one per field of `ExportSettings`."""
     parser.description = (
         "Export a fine-tuned model directory (or a bare encoder checkpoint) as one SavedModel that takes "
         "raw strings: tokenizer, packing, model and post-processing. OUT may be a TF Serving version "
         "directory (export/models/NAME/VERSION); it is written beside OUT and renamed into place. "
         "With --tflite the TFLite file is written inside the export, at OUT/model.tflite."
     )
-    parser.add_argument("model_dir",
-                        help="kbert model directory (task.json) or an encoder checkpoint (kbert, HF, Google)")
-    parser.add_argument("--out", required=True, help="export directory to create")
-    parser.add_argument("--tflite", action="store_true", help="also write OUT/model.tflite (LiteRT)")
-    parser.add_argument("--quantize", choices=["none", "dynamic", "float16"], default="none",
-                        help="TFLite weights: float32, dynamic-range int8, or float16 (default: none)")
-    parser.add_argument("--sequence-length", type=int, default=None,
-                        help="longest packed input (default: the training sequence length; 128 for an encoder)")
-    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
-    parser.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
-                        help="what the SavedModel's encoder computes in: bfloat16 runs the products on AMX or "
-                             "AVX512-BF16 (a warning says when this CPU has neither); model.tflite stays float32 "
-                             "(default: float32)")
+    add_dataclass_flags(parser, ExportSettings, required=("out",))
 
 
 def run(args: argparse.Namespace) -> int:
+    """Writes the export; prints where."""
     import kbert.file_io as file_io
     from kbert.export import export
 
-    out = export(args.model_dir, args.out, tflite=args.tflite, quantize=args.quantize,
-                 sequence_length=args.sequence_length, force=args.force, precision=args.precision)
-    print(f"SavedModel ({args.precision}) written to {out}")
-    if args.tflite:
+    settings = ExportSettings(**collect(args, ExportSettings))
+    out = export(settings.model_dir, settings.out, tflite=settings.tflite, quantize=settings.quantize,
+                 sequence_length=settings.sequence_length, force=settings.force, precision=settings.precision)
+    print(f"SavedModel ({settings.precision}) written to {out}")
+    if settings.tflite:
         print(f"TFLite (float32) written to {file_io.join(out, 'model.tflite')}")
     return 0

@@ -110,12 +110,14 @@ def add_dataclass_flags(
     The type comes from the annotation: bool -> `--x/--no-x`, int, float, str, `Sequence[int]` -> START:STOP,
     `list[str]` -> one or more values, `int | str` -> a column name or index. Every flag's parser default is
     None (not given), so `collect` returns only what the command line set and the dataclass keeps its own
-    defaults, which the help shows.
+    defaults, which the help shows. A field's metadata may change that: `positional=True` makes it a
+    positional argument (`metavar` names it in the usage), `nargs` sets how many values it takes (e.g. "*"),
+    and `switch=True` makes a bool the plain switch `--x` (no `--no-x`).
 
     Args:
         parser: the parser (or argument group) to add the flags to.
         cls: type. A dataclass. A field's `metadata` may hold "help", "choices", "aliases" (its old flag
-            names, without dashes) and `cli=False` (no flag).
+            names, without dashes), "positional", "metavar", "nargs", "switch" and `cli=False` (no flag).
         help: dict. Help texts by field name (over `metadata["help"]`).
         choices: dict. Allowed values by field name (over `metadata["choices"]`).
         required: field names that must be given (directly or by an alias).
@@ -139,14 +141,23 @@ def add_dataclass_flags(
     for field, hint in cli_fields(cls, skip):
         old_names.setdefault(field.name, []).extend(field.metadata.get("aliases", ()))
         kind = _kind(hint)
+        switch = field.metadata.get("switch", False)
+        if switch:
+            kind = {"action": "store_true"}
+        if "nargs" in field.metadata:
+            kind["nargs"] = field.metadata["nargs"]
         allowed = choices.get(field.name, field.metadata.get("choices"))
         if allowed is not None:
             kind["choices"] = list(allowed)
         text = help.get(field.name, field.metadata.get("help", ""))
         default = field.default if field.default is not dataclasses.MISSING else None
-        if default not in (None, "", ()) and "default" not in text:
+        if default not in (None, "", ()) and not switch and "default" not in text:
             text = f"{text} (default: {default})".strip()
         text = text.replace("%", "%%")
+        if field.metadata.get("positional", False):
+            kind.pop("metavar", None)
+            parser.add_argument(field.name, metavar=field.metadata.get("metavar"), help=text, **kind)
+            continue
         olds = old_names.get(field.name, [])
         if field.name in required and olds:
             # Either the flag or its old name: one of them is required.

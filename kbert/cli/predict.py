@@ -11,6 +11,7 @@ one-input signature takes texts as before, and a signature of several inputs tak
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -18,18 +19,40 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from kbert.cli.flags import add_dataclass_flags, collect
 from kbert.cli.main import UsageError
 
 
+@dataclasses.dataclass
+class PredictSettings:
+    """The settings of `kbert predict`, one flag each.
+
+    Args:
+        export: str. A kbert export directory (SavedModel) or a .tflite file.
+        texts: list of str. Texts; for a signature of several inputs, one of each in turn.
+        input: str or None. JSON lines with one field per signature input.
+        signature: str. The signature to run.
+
+    Example:
+        >>> PredictSettings("export/models/sst2/1", ["A charming film."]).signature
+        'serving_default'
+    """
+
+    export: str = dataclasses.field(metadata={
+        "positional": True,
+        "help": "a kbert export directory (SavedModel) or a .tflite file (e.g. EXPORT/model.tflite)"})
+    texts: list[str] = dataclasses.field(default_factory=list, metadata={
+        "positional": True, "nargs": "*",
+        "help": "texts; for a signature of several inputs, one of each in turn, in the order the export's "
+                "assets/kbert_export.json gives"})
+    input: str | None = dataclasses.field(default=None, metadata={
+        "help": "JSON lines with one field per signature input (e.g. \"text\" and \"text_pair\")"})
+    signature: str = dataclasses.field(default="serving_default", metadata={"help": "signature to run"})
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("export",
-                        help="a kbert export directory (SavedModel) or a .tflite file (e.g. EXPORT/model.tflite)")
-    parser.add_argument("texts", nargs="*",
-                        help="texts; for a signature of several inputs, one of each in turn, in the order the "
-                             "export's assets/kbert_export.json gives")
-    parser.add_argument("--input", default=None,
-                        help="JSON lines with one field per signature input (e.g. \"text\" and \"text_pair\")")
-    parser.add_argument("--signature", default="serving_default", help="signature to run")
+    """Adds the command's flags, one per field of `PredictSettings`."""
+    add_dataclass_flags(parser, PredictSettings)
 
 
 def input_order(config: dict[str, Any], signature: str, names: Sequence[str], positional: bool) -> list[str]:
@@ -87,20 +110,21 @@ def _singular(plural: str) -> str:
     return plural[:-2] if plural.endswith("xes") else plural[:-1]
 
 
-def read_inputs(args: argparse.Namespace, input_names: list[str]) -> list[dict[str, str]]:
+def read_inputs(settings: PredictSettings, input_names: list[str]) -> list[dict[str, str]]:
+    """One `{input name: text}` per example: the JSON lines of `settings.input`, then the positional texts."""
     rows: list[dict[str, str]] = []
-    if args.input is not None:
+    if settings.input is not None:
         import kbert.file_io as file_io
         from kbert.tasks.readers.local_files import jsonl_rows
 
-        if not file_io.isfile(args.input):
-            raise FileNotFoundError(f"input file not found: {args.input}")
-        for number, row in jsonl_rows(args.input):
+        if not file_io.isfile(settings.input):
+            raise FileNotFoundError(f"input file not found: {settings.input}")
+        for number, row in jsonl_rows(settings.input):
             missing = [n for n in input_names if n not in row]
             if missing:
-                raise ValueError(f"{args.input}:{number}: missing field(s) {', '.join(missing)}")
+                raise ValueError(f"{settings.input}:{number}: missing field(s) {', '.join(missing)}")
             rows.append({n: str(row[n]) for n in input_names})
-    texts = list(args.texts)
+    texts = list(settings.texts)
     width = len(input_names)
     if len(texts) % width:
         raise ValueError(f"this signature takes {', '.join(input_names)}: give the texts in groups of {width}, "
@@ -134,37 +158,39 @@ def _jsonable(value):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Runs the export on the given inputs and prints one JSON line per input."""
     from kbert.export.export_config import TFLITE_SUFFIX, read_export_config
 
-    positional = bool(args.texts)
-    if os.path.splitext(args.export)[1] == TFLITE_SUFFIX:
+    settings = PredictSettings(**collect(args, PredictSettings))
+    signature, positional = settings.signature, bool(settings.texts)
+    if os.path.splitext(settings.export)[1] == TFLITE_SUFFIX:
         from kbert.export import tflite
 
-        interp = tflite.interpreter(args.export)
-        config = read_export_config(args.export)
+        interp = tflite.interpreter(settings.export)
+        config = read_export_config(settings.export)
         signatures = interp.get_signature_list()
-        _check_signature(args.signature, signatures)
-        names = input_order(config, args.signature, list(signatures[args.signature]["inputs"]), positional)
-        trims = output_trims(config, args.signature, list(signatures[args.signature]["outputs"]))
-        rows = read_inputs(args, names)
+        _check_signature(signature, signatures)
+        names = input_order(config, signature, list(signatures[signature]["inputs"]), positional)
+        trims = output_trims(config, signature, list(signatures[signature]["outputs"]))
+        rows = read_inputs(settings, names)
         print("precision: float32 (TFLite)", file=sys.stderr)
-        outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, args.signature)
+        outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, signature)
     else:
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the ops the export uses)
 
         import kbert.file_io as file_io
 
-        if not file_io.isfile(file_io.join(args.export, "saved_model.pb")):
-            raise FileNotFoundError(f"{args.export} is not a SavedModel directory (no saved_model.pb)")
-        loaded = tf.saved_model.load(args.export)
-        config = read_export_config(args.export)
+        if not file_io.isfile(file_io.join(settings.export, "saved_model.pb")):
+            raise FileNotFoundError(f"{settings.export} is not a SavedModel directory (no saved_model.pb)")
+        loaded = tf.saved_model.load(settings.export)
+        config = read_export_config(settings.export)
         _print_precision(config)
-        _check_signature(args.signature, loaded.signatures)
-        fn = loaded.signatures[args.signature]
-        names = input_order(config, args.signature, list(fn.structured_input_signature[1]), positional)
-        trims = output_trims(config, args.signature, list(fn.structured_outputs))
-        rows = read_inputs(args, names)
+        _check_signature(signature, loaded.signatures)
+        fn = loaded.signatures[signature]
+        names = input_order(config, signature, list(fn.structured_input_signature[1]), positional)
+        trims = output_trims(config, signature, list(fn.structured_outputs))
+        rows = read_inputs(settings, names)
         outputs = {k: v.numpy() for k, v in fn(**{n: tf.constant([r[n] for r in rows], tf.string)
                                                    for n in names}).items()}
     for row in rows_of(outputs, len(rows), trims):

@@ -84,3 +84,43 @@ def test_an_old_name_is_hidden_sets_the_new_field_and_warns(capsys):
     # A required field is satisfied by its old name too.
     assert parse(["--output", "o"], aliases=aliases, required=("out",)) == {"out": "o"}
     assert "--out" in parser(aliases=aliases, required=("out",)).format_help()
+
+
+@dataclasses.dataclass
+class Command:
+    source: str = dataclasses.field(metadata={"positional": True, "metavar": "SRC", "help": "where from"})
+    texts: list[str] = dataclasses.field(default_factory=list, metadata={"positional": True, "nargs": "*"})
+    force: bool = dataclasses.field(default=False, metadata={"switch": True, "help": "replace it"})
+    names: list[str] = dataclasses.field(default_factory=list, metadata={"nargs": "*"})
+
+
+def command_parser() -> argparse.ArgumentParser:
+    result = argparse.ArgumentParser(prog="test")
+    add_dataclass_flags(result, Command)
+    return result
+
+
+def test_positional_fields_take_their_nargs_in_field_order():
+    given = collect(command_parser().parse_args(["s", "a", "b", "--force"]), Command)
+    assert given == {"source": "s", "texts": ["a", "b"], "force": True}
+    assert Command(**given) == Command("s", ["a", "b"], force=True)
+    assert collect(command_parser().parse_args(["s"]), Command) == {"source": "s", "texts": []}
+    assert collect(command_parser().parse_args(["s", "--names"]), Command) == {"source": "s", "texts": [],
+                                                                               "names": []}
+
+
+def test_a_missing_positional_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        command_parser().parse_args([])
+    assert exit_info.value.code == 2
+    assert "SRC" in capsys.readouterr().err
+
+
+def test_a_switch_is_a_plain_store_true_flag(capsys):
+    text = command_parser().format_help()
+    assert "usage: test [-h] [--force] [--names [NAMES ...]] SRC [texts ...]" in " ".join(text.split())
+    assert "--no-force" not in text and "replace it\n" in text and "(default: False)" not in text
+    assert Command(**collect(command_parser().parse_args(["s"]), Command)).force is False
+    with pytest.raises(SystemExit):
+        command_parser().parse_args(["s", "--no-force"])
+    capsys.readouterr()
