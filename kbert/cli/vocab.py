@@ -18,7 +18,7 @@ class VocabSettings:
         size: int. The target vocabulary size.
         out: str. The vocab.txt to write.
         lowercase: bool. Uncased (lower-case, strip accents).
-        min_count: int. Words seen fewer times are ignored.
+        min_count: int. Rarer tokens of the text are ignored.
         quiet: bool. No progress bar.
         encoding_errors: str. Bytes that are not UTF-8: "replace", "ignore" or "strict".
 
