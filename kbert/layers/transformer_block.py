@@ -17,13 +17,16 @@ def _dropout(x, rate: float, seed):
     return tf.where(keep, x / tf.cast(1.0 - rate, x.dtype), tf.zeros((), x.dtype))
 
 
+def _padding_adder(padding_mask, dtype):
+    """(batch, 1, 1, key): 0 for real keys and -1e9 for padded ones, which softmax then weighs exp(-1e9) = 0."""
+    # expand_dims rather than [:, None, None, :]: TFLite has no kernel for a strided slice with new axes.
+    return tf.cast(tf.expand_dims(tf.expand_dims(1.0 - tf.cast(padding_mask, tf.float32), 1), 1) * -1e9, dtype)
+
+
 @tf.function(jit_compile=True)
 def _attention_probabilities(scores, padding_mask, rate: float, seed):
     """softmax(scores over the real keys), then dropout; in float32, returned in the scores' dtype."""
-    # (batch, heads, query, key) + (batch, 1, 1, key): padded keys get a weight of exp(-1e9) = 0.
-    # expand_dims rather than [:, None, None, :]: TFLite has no kernel for a strided slice with new axes.
-    adder = tf.expand_dims(tf.expand_dims(1.0 - tf.cast(padding_mask, tf.float32), 1), 1) * -1e9
-    probabilities = tf.nn.softmax(tf.cast(scores, tf.float32) + adder, axis=-1)
+    probabilities = tf.nn.softmax(tf.cast(scores, tf.float32) + _padding_adder(padding_mask, tf.float32), axis=-1)
     return _dropout(tf.cast(probabilities, scores.dtype), rate, seed)
 
 
@@ -57,12 +60,14 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
     backward (XLA compiles once per shape; with dynamic padding, as in fine-tuning, every new length would
     compile anew, so those steps run keras-hub's `call`). Keras' layers run each of those as separate
     passes over memory, which is most of a step on CPU once the products run in bfloat16 (BENCHMARKS.md,
-    "kbert's own transformer block"). Inference runs the same fused path: with the XLA pieces when the
-    length is fixed at tracing, without them when it is open (a SavedModel's signatures and TFLite, where
-    any batch and length run in one graph). Under `mixed_bfloat16`, softmax and LayerNorm stay in float32,
-    and MiniLM's encoder ran 1.35x (open length) to 1.6x (fixed) faster than through keras-hub's `call`
-    here (BENCHMARKS.md, "Encoder inference"). Dropout masks come
-    from ThreeFry, seeded by the block's own dropout layers, so each site keeps its own stream.
+    "kbert's own transformer block"). Inference runs the same fused path, except that bias and activation
+    join their matmul and the softmax runs in the compute dtype: oneDNN computes each as one kernel that
+    works in float32 inside and rounds once. LayerNorm runs as the XLA piece when the length is fixed at
+    tracing and as plain ops when it is open (a SavedModel's signatures and TFLite, where any batch and
+    length run in one graph). Under `mixed_bfloat16`, MiniLM's encoder ran 1.18x PyTorch's autocast at
+    32 x 128 and the strings-in export 1.10x (BENCHMARKS.md; docs/investigations/bf16-inference.md times
+    each piece). Dropout masks come from ThreeFry, seeded by the block's own dropout layers, so each site
+    keeps its own stream.
 
     Args:
         intermediate_dim: int. Feed-forward width (4H in BERT).
@@ -102,24 +107,20 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         return self._fused_call(inputs, padding_mask, training=bool(training), compiled=fixed_length)
 
     def _fused_call(self, inputs, padding_mask, training: bool, compiled: bool):
-        """The block as fused matmuls and float32 element-wise pieces, with dropout in training; the pieces
-        run as XLA programs when `compiled` (a length fixed at tracing), as plain TensorFlow ops otherwise."""
+        """The block as fused matmuls and float32 element-wise pieces, with dropout in training; LayerNorm runs
+        as an XLA program when `compiled` (a length fixed at tracing), as plain TensorFlow ops otherwise.
+        Training is always compiled (`call` sends an open-length training step to keras-hub's `call`)."""
         attention = self._self_attention_layer
         rate = self.dropout if training else 0.0
-        if compiled:
-            probabilities_of, add_and_normalize = _attention_probabilities, _add_and_normalize
-            bias_and_activation = _bias_and_activation
-        else:
-            probabilities_of = _attention_probabilities.python_function
-            add_and_normalize = _add_and_normalize.python_function
-            bias_and_activation = _bias_and_activation.python_function
+        add_and_normalize = _add_and_normalize if compiled else _add_and_normalize.python_function
         dtype = inputs.dtype
         batch, length, hidden = tf.shape(inputs)[0], tf.shape(inputs)[1], inputs.shape[-1]
         heads = self.num_heads
         head_dim = hidden // heads
+        scale = head_dim**-0.5  # on the query's weights, before rounding: no pass over the activations
 
-        def kernel(dense, rows=hidden):  # as a (rows, columns) matrix in the compute dtype
-            return tf.cast(tf.reshape(dense.kernel, [rows, -1]), dtype)
+        def matrix(dense, rows=hidden):  # the float32 kernel as a (rows, columns) matrix
+            return tf.reshape(dense.kernel, [rows, -1])
 
         def vector(variable):
             return tf.cast(tf.reshape(variable, [-1]), tf.float32)
@@ -130,9 +131,10 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         x = tf.reshape(inputs, [-1, hidden])  # (batch * seq, hidden)
 
         # === Self-attention ===
-        query_key_value = tf.matmul(x, tf.concat(
-            [kernel(attention._query_dense), kernel(attention._key_dense), kernel(attention._value_dense)], 1))
-        bias = tf.concat([vector(attention._query_dense.bias), vector(attention._key_dense.bias),
+        query_key_value = tf.matmul(x, tf.cast(tf.concat(
+            [matrix(attention._query_dense) * scale, matrix(attention._key_dense), matrix(attention._value_dense)],
+            1), dtype))
+        bias = tf.concat([vector(attention._query_dense.bias) * scale, vector(attention._key_dense.bias),
                           vector(attention._value_dense.bias)], 0)
         query_key_value = tf.nn.bias_add(query_key_value, tf.cast(bias, dtype))
         if training:
@@ -143,21 +145,26 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         else:  # split: TFLite's unpack refuses an empty batch
             query, key, value = (tf.transpose(tf.reshape(part, [batch, length, heads, head_dim]), [0, 2, 1, 3])
                                  for part in tf.split(query_key_value, 3, axis=-1))
-        query = query * tf.cast(head_dim**-0.5, dtype)
         scores = tf.matmul(query, key, transpose_b=True)  # (batch, heads, seq, seq)
-        probabilities = probabilities_of(scores, padding_mask, rate, seed(attention._dropout_layer))
+        if training:
+            probabilities = _attention_probabilities(scores, padding_mask, rate, seed(attention._dropout_layer))
+        else:  # oneDNN's softmax sums in float32 whatever the dtype: as close as the float32 piece, faster
+            probabilities = tf.nn.softmax(scores + _padding_adder(padding_mask, dtype), axis=-1)
         context = tf.matmul(probabilities, value)  # (batch, heads, seq, head_dim)
         context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [-1, hidden])
-        y = tf.matmul(context, kernel(attention._output_dense))
+        y = tf.matmul(context, tf.cast(matrix(attention._output_dense), dtype))
         norm = self._self_attention_layer_norm
         x = add_and_normalize(y, vector(attention._output_dense.bias), x, vector(norm.gamma), vector(norm.beta),
                               norm.epsilon, rate, seed(self._self_attention_dropout))
 
         # === Feed-forward ===
         intermediate, output = self._feedforward_intermediate_dense, self._feedforward_output_dense
-        h = bias_and_activation(tf.matmul(x, kernel(intermediate)), vector(intermediate.bias),
-                                intermediate.activation)
-        y = tf.matmul(h, kernel(output, rows=self.intermediate_dim))
+        h = tf.matmul(x, tf.cast(matrix(intermediate), dtype))
+        if training:
+            h = _bias_and_activation(h, vector(intermediate.bias), intermediate.activation)
+        else:  # matmul, bias and activation as one oneDNN kernel, rounded once (2.2x the float32 piece in bf16)
+            h = intermediate.activation(tf.nn.bias_add(h, tf.cast(intermediate.bias, dtype)))
+        y = tf.matmul(h, tf.cast(matrix(output, rows=self.intermediate_dim), dtype))
         norm = self._feedforward_layer_norm
         x = add_and_normalize(y, vector(output.bias), x, vector(norm.gamma), vector(norm.beta),
                               norm.epsilon, rate, seed(self._feedforward_dropout))

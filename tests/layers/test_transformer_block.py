@@ -73,9 +73,12 @@ def test_inference_runs_any_shape_in_one_graph_without_xla():
     assert compiled == []
 
 
-def test_mixed_bfloat16_inference_keeps_softmax_and_layer_norm_in_float32():
-    """Under mixed_bfloat16 the products run in bfloat16 and the element-wise work in float32: closer to
-    float32 than keras-hub's block under the same policy, which runs softmax and LayerNorm in bfloat16."""
+def test_mixed_bfloat16_inference_is_closer_to_float32_than_keras_hub():
+    """Under mixed_bfloat16 the products run in bfloat16; LayerNorm runs in float32, and bias with GELU and
+    the softmax each run as one oneDNN kernel that works in float32 inside and rounds once. The result is
+    closer to float32 than keras-hub's block under the same policy, whose LayerNorm and softmax run in
+    bfloat16 op by op. The open-length graph (a SavedModel's signature), whose LayerNorm runs as plain ops,
+    is level with keras-hub's on this 8-wide block (within 10%), and within the same bound."""
     low, low_reference = twin_blocks(dtype="mixed_bfloat16")
     high, _ = twin_blocks()
     exact = high(INPUTS, padding_mask=PADDING).numpy()
@@ -84,6 +87,10 @@ def test_mixed_bfloat16_inference_keeps_softmax_and_layer_norm_in_float32():
     our_error = np.abs(tf.cast(ours, tf.float32).numpy() - exact).max()
     their_error = np.abs(tf.cast(low_reference(INPUTS, padding_mask=PADDING), tf.float32).numpy() - exact).max()
     assert our_error < 0.05 and our_error <= their_error
+    infer = tf.function(lambda x, mask: low(x, padding_mask=mask),
+                        input_signature=[tf.TensorSpec([None, None, 8]), tf.TensorSpec([None, None], tf.int32)])
+    open_error = np.abs(tf.cast(infer(INPUTS, PADDING), tf.float32).numpy() - exact).max()
+    assert open_error < 0.05 and open_error <= 1.1 * their_error
 
 
 def test_mixed_bfloat16_training_step_is_close_to_float32():
