@@ -15,8 +15,8 @@ def with_precision(model: keras.Model, precision: str) -> keras.Model:
     """`model` rebuilt with its encoder computing in `precision`, holding the same (float32) weights.
 
     Under `mixed_bfloat16` every matmul and einsum of the encoder runs in bfloat16 (oneDNN's AMX or
-    AVX512-BF16 kernels where the CPU has them); LayerNorm and softmax statistics stay float32 inside
-    Keras' layers, and the task heads keep their float32 dense layer, so logits stay float32.
+    AVX512-BF16 kernels where the CPU has them); LayerNorm, softmax and GELU work in float32 and round once
+    (`BertTransformerBlock`), and the task heads keep their float32 dense layer, so logits stay float32.
     Rebuilding from the config, rather than exporting under a global policy, keeps the caller's policy
     untouched.
 

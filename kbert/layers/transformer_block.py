@@ -162,7 +162,7 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         h = tf.matmul(x, tf.cast(matrix(intermediate), dtype))
         if training:
             h = _bias_and_activation(h, vector(intermediate.bias), intermediate.activation)
-        else:  # matmul, bias and activation as one oneDNN kernel, rounded once (2.2x the float32 piece in bf16)
+        else:  # matmul, bias and activation as one oneDNN kernel, rounded once: 2.2x faster than plain float32 ops
             h = intermediate.activation(tf.nn.bias_add(h, tf.cast(intermediate.bias, dtype)))
         y = tf.matmul(h, tf.cast(matrix(output, rows=self.intermediate_dim), dtype))
         norm = self._feedforward_layer_norm
