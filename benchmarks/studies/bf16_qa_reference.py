@@ -44,7 +44,7 @@ def torch_model(model, directory: pathlib.Path):
 
     kbert.save_pretrained(model.encoder, directory, format="hf")
     reference = transformers.BertForQuestionAnswering.from_pretrained(str(directory)).eval()
-    kernel, bias = (w.numpy() if hasattr(w, "numpy") else np.asarray(w) for w in model.output_dense.weights)
+    kernel, bias = model.output_dense.get_weights()  # (hidden, 2) and (2,): start and end
     with torch.no_grad():
         reference.qa_outputs.weight.copy_(torch.tensor(kernel.T))
         reference.qa_outputs.bias.copy_(torch.tensor(bias))
