@@ -6,7 +6,9 @@ applies it. BERT's optimizer and schedule live in `kbert.optim`.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Literal
 
 import keras
@@ -50,3 +52,25 @@ def set_mixed_precision(policy: MixedPrecision | str = "none") -> str:
         raise ValueError(f"mixed precision must be one of {', '.join(MIXED_PRECISIONS)}; got {policy!r}")
     keras.config.set_dtype_policy(_POLICIES[policy])
     return keras.config.dtype_policy().name
+
+
+@contextlib.contextmanager
+def mixed_precision_scope(policy: MixedPrecision | str = "none") -> Iterator[str]:
+    """`set_mixed_precision(policy)` for the `with` block only: the previous global policy comes back after,
+    as `kbert finetune` and `kbert pretrain` need when they run in a caller's process.
+
+    Yields:
+        The name of the Keras dtype policy in force inside the block.
+
+    Example:
+    >>> with mixed_precision_scope("mixed_bfloat16") as name:
+    ...     name
+    'mixed_bfloat16'
+    >>> keras.config.dtype_policy().name
+    'float32'
+    """
+    previous = keras.config.dtype_policy().name
+    try:
+        yield set_mixed_precision(policy)
+    finally:
+        keras.config.set_dtype_policy(previous)

@@ -126,17 +126,14 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
 
     strategy = get_strategy(config.strategy, tpu=config.tpu)
 
-    import keras
+    from kbert.training.mixed_precision import mixed_precision_scope
 
-    previous_policy = keras.config.dtype_policy().name  # `--mixed-precision` holds for this run only
-    try:
+    with mixed_precision_scope(config.mixed_precision):  # `--mixed-precision` holds for this run only
         return _pretrain(config, strategy)
-    finally:
-        keras.config.set_dtype_policy(previous_policy)
 
 
 def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
-    """`pretrain` under `strategy`, with the run's dtype policy set here and restored by the caller."""
+    """`pretrain` under `strategy` and the run's dtype policy (both set by the caller)."""
     import keras
     import tensorflow as tf
 
@@ -146,7 +143,6 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
     from kbert.optim.defaults import create_optimizer
     from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
                                           training_callbacks)
-    from kbert.training.mixed_precision import set_mixed_precision
     from kbert.training.multi_worker import patch_model_for_multi_worker
     from kbert.training.strategy import is_chief, scale_batch_and_lr
     from kbert.training.worker_outputs import remove_scratch
@@ -156,7 +152,6 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
 
     if config.seed is not None:
         keras.utils.set_random_seed(config.seed)
-    set_mixed_precision(config.mixed_precision)
     replicas = int(strategy.num_replicas_in_sync)
     if config.batch_size % replicas:
         raise ValueError(f"batch_size {config.batch_size} (the global batch) does not divide by {replicas} replicas")
