@@ -7,6 +7,10 @@
    + `transformers` BertModel in PyTorch (padding to the longest, as the HF pipeline does), and the
    same SavedModel's graph with fixed length 128; the bfloat16 export (`--precision bfloat16`) against
    PyTorch under `torch.autocast("cpu", dtype=torch.bfloat16)`, with the bfloat16 export's agreement.
+   Then the same four pipelines one batch per core (each in a process of its own, one thread a product,
+   cores' worth of batches in flight): kbert with `kbert predict`'s serving settings
+   (`kbert.export.serving_threads`: also oneDNN's weights laid out once), PyTorch with
+   `torch.set_num_threads(1)` and as many Python threads as cores.
 2. TFLite float32 and dynamic-range int8 latency per sentence (batch 1) and file sizes.
 3. int8 accuracy change on SST-2 dev: a MiniLM classifier (fine-tuned here briefly with kbert's
    BertClassifier + model.fit unless --model is given), SavedModel vs TFLite float vs TFLite int8.
@@ -16,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import pathlib
-import platform
 import sys
 import tempfile
 import time
@@ -29,8 +33,9 @@ import numpy as np
 import tensorflow as tf
 
 import kbert
-from benchmarks.common.report import command_line, write_section
+from benchmarks.common.report import command_line, cpu_name, host_key, run_in_own_process, write_section
 from kbert.export import export, load_source
+from kbert.export import serving_threads
 from kbert.export import tflite as tflite_lib
 from kbert.precision import has_native_bf16
 
@@ -64,8 +69,6 @@ def time_interleaved(runners: dict, data, repeats: int) -> dict[str, float]:
 
 def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[str, dict]:
     import torch
-    import tokenizers
-    import transformers
 
     torch.set_num_threads(os.cpu_count())
     minilm = kbert.pretrained.minilm_path()
@@ -82,21 +85,7 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
         x = {k: tf.cast(v, tf.int32) for k, v in fixed(text).items()}
         return encoder(x, training=False)["pooled_output"]
 
-    hf_tok = tokenizers.Tokenizer.from_file(str(minilm / "tokenizer.json"))
-    hf_tok.enable_padding()
-    hf_tok.enable_truncation(128)
-    hf_model = transformers.BertModel.from_pretrained(str(minilm)).eval()
-
-    def hf(batch):
-        enc = hf_tok.encode_batch(batch)
-        ids = torch.tensor([e.ids for e in enc])
-        mask = torch.tensor([e.attention_mask for e in enc])
-        with torch.inference_mode():
-            return hf_model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).pooler_output
-
-    def hf_bf16(batch):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            return hf(batch).float()
+    hf, hf_bf16 = hf_pipelines()
 
     data = batches(texts, 32)
     # Same answers first: pooled outputs of kbert's export and PyTorch agree.
@@ -124,7 +113,89 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
             f"{repeats} interleaved passes. Max |pooled_output difference| kbert vs PyTorch: {max_diff:.1e}; "
             f"bfloat16 vs float32: kbert {bf16_diff:.1e}, PyTorch {torch_bf16_diff:.1e}. CPU "
             f"{'has' if has_native_bf16() else 'lacks'} native bfloat16 (avx512_bf16 / amx_bf16).")
-    return "\n".join(lines) + note, {"max_diff": max_diff}
+    torch_rates = {k: len(texts) / v for k, v in best.items() if k.startswith("HF")}
+    return "\n".join(lines) + note, {"max_diff": max_diff, "torch": torch_rates,
+                                     "exports": {"float32": str(out), "bfloat16": str(out_bf16)}}
+
+
+def hf_pipelines():
+    """HF `tokenizers` + transformers' BertModel on MiniLM, padding to each batch's longest row: the float32
+    pipeline and the one under bf16 autocast, each `batch of texts -> pooled output`."""
+    import tokenizers
+    import torch
+    import transformers
+
+    minilm = kbert.pretrained.minilm_path()
+    hf_tok = tokenizers.Tokenizer.from_file(str(minilm / "tokenizer.json"))
+    hf_tok.enable_padding()
+    hf_tok.enable_truncation(128)
+    hf_model = transformers.BertModel.from_pretrained(str(minilm)).eval()
+
+    def hf(batch):
+        enc = hf_tok.encode_batch(batch)
+        ids = torch.tensor([e.ids for e in enc])
+        mask = torch.tensor([e.attention_mask for e in enc])
+        with torch.inference_mode():
+            return hf_model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).pooler_output
+
+    def hf_bf16(batch):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return hf(batch).float()
+
+    return hf, hf_bf16
+
+
+# One batch per core, in a process of its own: name -> (framework, precision).
+IN_FLIGHT = {
+    "kbert SavedModel, one batch per core (`kbert predict`'s settings)": ("kbert", "float32"),
+    "kbert SavedModel bfloat16, one batch per core": ("kbert", "bfloat16"),
+    "HF tokenizers + PyTorch, one batch per core": ("torch", "float32"),
+    "HF tokenizers + PyTorch bf16 autocast, one batch per core": ("torch", "bfloat16"),
+}
+
+
+def in_flight_child(spec: dict) -> float:
+    """Sentences/s of one pipeline with `cores()` batches in flight, one thread a product (a fresh process)."""
+    framework, precision = IN_FLIGHT[spec["name"]]
+    workers = serving_threads.cores()
+    texts, _ = read_sst2("dev", spec["rows"])
+    if framework == "kbert":
+        serving_threads.apply_serving_environment()
+        serving_threads.configure_serving_threads(workers)
+        import tensorflow_text  # noqa: F401  (registers the ops the export uses)
+
+        serve = tf.saved_model.load(spec["exports"][precision]).signatures["serving_default"]
+        fn = lambda batch: serve(text=tf.constant(batch))["pooled_output"].numpy()  # noqa: E731
+    else:
+        import torch
+
+        torch.set_num_threads(1)
+        hf, hf_bf16 = hf_pipelines()
+        fn = hf_bf16 if precision == "bfloat16" else hf
+    parts = serving_threads.batches(len(texts), 32, 1)
+    serving_threads.run_in_flight(lambda r: fn(texts[r.start:r.stop]), parts[:workers], workers)  # warm up
+    best = float("inf")
+    for _ in range(spec["repeats"]):
+        start = time.perf_counter()
+        serving_threads.run_in_flight(lambda r: fn(texts[r.start:r.stop]), parts, workers)
+        best = min(best, time.perf_counter() - start)
+    return len(texts) / best
+
+
+def in_flight(exports: dict[str, str], rows: int, repeats: int, best_single: dict[str, float]) -> str:
+    """The `IN_FLIGHT` table: each pipeline in its own process, the order reversed for a second round (best
+    of both kept), with ratios against PyTorch's best of every row, this table's and the one above."""
+    rate: dict[str, float] = {}
+    for names in (list(IN_FLIGHT), list(reversed(IN_FLIGHT))):
+        for name in names:
+            spec = json.dumps({"name": name, "exports": exports, "rows": rows, "repeats": repeats})
+            rate[name] = max(rate.get(name, 0.0), run_in_own_process("benchmarks.serving", spec, []))
+    torch_best = max([v for k, v in rate.items() if IN_FLIGHT[k][0] == "torch"] + list(best_single.values()))
+    lines = ["| pipeline (MiniLM-L6, batch 32, one batch per core) | sentences/s | vs PyTorch's best |", "|---|---|---|"]
+    lines += [f"| {name} | {value:.0f} | {value / torch_best:.2f}x |" for name, value in rate.items()]
+    return ("\n".join(lines) + f"\n\nPyTorch's best, over both tables: {torch_best:.0f} sentences/s. Each row "
+            f"in a process of its own, best of {repeats} passes in each of two rounds (the second in reverse "
+            f"order); {serving_threads.cores()} batches in flight.")
 
 
 def finetune_classifier(rows: int, workdir: pathlib.Path) -> pathlib.Path:
@@ -192,21 +263,27 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=872, help="SST-2 dev rows")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-tflite", action="store_true")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a child process: one IN_FLIGHT row, printed as JSON
     args = parser.parse_args()
+    if args.one:
+        print(json.dumps(in_flight_child(json.loads(args.one))))
+        return
     if not SST2.is_dir():
         sys.exit(f"SST-2 not found at {SST2}")
     texts, _ = read_sst2("dev", args.rows)
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, TF {tf.__version__}"
+    machine = (f"{cpu_name()}, {os.cpu_count()} CPU cores, TF {tf.__version__}; load average "
+               f"{os.getloadavg()[0]:.2f} at the start; {time.strftime('%Y-%m-%d')}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        table, _ = throughput(texts, tmp, args.repeats)
+        table, facts = throughput(texts, tmp, args.repeats)
+        table += "\n\n" + in_flight(facts["exports"], args.rows, args.repeats, facts["torch"])
         body = f"Command: `{command_line()}`  \nMachine: {machine}\n\n{table}\n"
-        write_section("serving", body)
+        write_section(f"serving {host_key()}", body)
         print(body)
         if not args.skip_tflite:
             model_dir = args.model or finetune_classifier(args.train_rows, tmp)
             body += "\n" + tflite_section(model_dir, tmp, args.rows, args.repeats) + "\n"
-            write_section("serving", body)
+            write_section(f"serving {host_key()}", body)
             print(body)
 
 

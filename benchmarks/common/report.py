@@ -47,6 +47,18 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def host_key() -> str:
+    """"VENDOR FAMILY/MODEL" of this processor (e.g. "GenuineIntel 6/167"): names a host's own section."""
+    fields: dict[str, str] = {}
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):  # a local kernel file, not a user path
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.machine()
+    return f"{fields.get('vendor_id', '?')} {fields.get('cpu family', '?')}/{fields.get('model', '?')}"
+
+
 def publish(name: str, report: str, write: bool = True) -> None:
     """Prints a benchmark's report and, unless `write` is False, stores it as section `name`."""
     print(report)

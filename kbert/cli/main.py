@@ -48,7 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, own_process: bool = False) -> int:
+    """Runs one `kbert` command; returns its exit status.
+
+    Args:
+        argv: the arguments after `kbert`; default: the process's.
+        own_process: the command is the whole process (the console script), so it may set what holds for a
+            whole process (`kbert predict`'s serving threads); a caller's process is left as it is.
+    """
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     if not argv or argv[0] not in COMMANDS:
@@ -66,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         args, args.unknown_args = sub.parse_known_args(argv[1:])
     else:
         args = sub.parse_args(argv[1:])
+    args.own_process = own_process
     try:
         return int(module.run(args) or 0)
     except (UsageError, ValueError, OSError) as error:
@@ -84,7 +92,7 @@ def entry_point() -> None:
     flushes its streams and logging and leaves without that teardown. A command that raises exits the
     usual way. `main` itself returns normally, for callers in the same process.
     """
-    code = main()
+    code = main(own_process=True)
     sys.stdout.flush()
     sys.stderr.flush()
     logging.shutdown()

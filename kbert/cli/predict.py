@@ -6,6 +6,11 @@ count output (each row is cut to its count). A `.tflite` file reads the config o
 sits in. Without one (a lone `.tflite` file, or an export written before the config named the inputs), a
 one-input signature takes texts as before, and a signature of several inputs takes them by name with
 `--input`.
+
+A SavedModel answers in batches of `--batch-size`, one batch per CPU core at a time (at least one batch per
+core where there are texts enough). As a command of its own, `kbert predict` also runs each product on one
+thread and lets oneDNN lay out the export's weights once (`kbert.export.serving_threads`); called inside a
+Python process (`main([...])`), it leaves that process's threads and environment as they are.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ class PredictSettings:
         texts: list of str. Texts; for a signature of several inputs, one of each in turn.
         input: str or None. JSON lines with one field per signature input.
         signature: str. The signature to run.
+        batch_size: int. Texts per call of a SavedModel.
+        workers: int or None. SavedModel batches run at once; None: one per CPU core.
 
     Example:
         >>> PredictSettings("export/models/sst2/1", ["A charming film."]).signature
@@ -48,6 +55,10 @@ class PredictSettings:
     input: str | None = dataclasses.field(default=None, metadata={
         "help": "JSON lines with one field per signature input (e.g. \"text\" and \"text_pair\")"})
     signature: str = dataclasses.field(default="serving_default", metadata={"help": "signature to run"})
+    batch_size: int = dataclasses.field(default=32, metadata={
+        "help": "texts per call of a SavedModel"})
+    workers: int | None = dataclasses.field(default=None, metadata={
+        "help": "SavedModel batches run at once (default: one per CPU core)"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -163,6 +174,9 @@ def run(args: argparse.Namespace) -> int:
 
     settings = PredictSettings(**collect(args, PredictSettings))
     signature, positional = settings.signature, bool(settings.texts)
+    for flag, value in (("--batch-size", settings.batch_size), ("--workers", settings.workers)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")
     if os.path.splitext(settings.export)[1] == TFLITE_SUFFIX:
         from kbert.export import tflite
 
@@ -175,7 +189,14 @@ def run(args: argparse.Namespace) -> int:
         rows = read_inputs(settings, names)
         print("precision: float32 (TFLite)", file=sys.stderr)
         outputs = tflite.run(interp, {n: [r[n] for r in rows] for n in names}, signature)
+        answers = list(rows_of(outputs, len(rows), trims))
     else:
+        from kbert.export import serving_threads
+
+        workers = settings.workers or serving_threads.cores()
+        if getattr(args, "own_process", False):  # a process that only serves: see serving_threads
+            serving_threads.apply_serving_environment()
+            serving_threads.configure_serving_threads(workers)
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the ops the export uses)
 
@@ -191,9 +212,14 @@ def run(args: argparse.Namespace) -> int:
         names = input_order(config, signature, list(fn.structured_input_signature[1]), positional)
         trims = output_trims(config, signature, list(fn.structured_outputs))
         rows = read_inputs(settings, names)
-        outputs = {k: v.numpy() for k, v in fn(**{n: tf.constant([r[n] for r in rows], tf.string)
-                                                   for n in names}).items()}
-    for row in rows_of(outputs, len(rows), trims):
+
+        def answer(part: range) -> list[dict[str, Any]]:
+            outputs = fn(**{n: tf.constant([rows[i][n] for i in part], tf.string) for n in names})
+            return list(rows_of({k: v.numpy() for k, v in outputs.items()}, len(part), trims))
+
+        parts = serving_threads.batches(len(rows), settings.batch_size, workers)
+        answers = [row for part in serving_threads.run_in_flight(answer, parts, workers) for row in part]
+    for row in answers:
         print(json.dumps(row, ensure_ascii=False, sort_keys=True))
     return 0
 

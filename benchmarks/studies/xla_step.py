@@ -10,9 +10,9 @@ epochs; sequences/s is the rows trained over the timed seconds, median over `--r
 interleaved in each repeat. "fixed shapes, tf.function" separates the cost of padding every row to the full
 length from what XLA gains.
 
-    python -m benchmarks.xla_step                                  # MiniLM, 2,048 rows, length 64, batch 32
-    python -m benchmarks.xla_step --preset tiny --rows 64 --batch-size 8 --sequence-length 32 --repeats 1
-    python -m benchmarks.xla_step --write                          # also store the BENCHMARKS.md section
+    python -m benchmarks.studies.xla_step                                  # MiniLM, 2,048 rows, length 64, batch 32
+    python -m benchmarks.studies.xla_step --preset tiny --rows 64 --batch-size 8 --sequence-length 32 --repeats 1
+    python -m benchmarks.studies.xla_step --write                          # also store the BENCHMARKS.md section
 """
 
 from __future__ import annotations
