@@ -59,11 +59,11 @@ def host_key() -> str:
     return f"{fields.get('vendor_id', '?')} {fields.get('cpu family', '?')}/{fields.get('model', '?')}"
 
 
-def publish(name: str, report: str, write: bool = True) -> None:
-    """Prints a benchmark's report and, unless `write` is False, stores it as section `name`."""
+def publish(name: str, report: str, write: bool = True, path: pathlib.Path = BENCHMARKS_MD) -> None:
+    """Prints a benchmark's report and, unless `write` is False, stores it as section `name` of `path`."""
     print(report)
     if write:
-        write_section(name, report)
+        write_section(name, report, path)
 
 
 def add_variant_arguments(parser: argparse.ArgumentParser, variants: Sequence[str], steps: int,

@@ -12,7 +12,7 @@ length from what XLA gains.
 
     python -m benchmarks.studies.xla_step                                  # MiniLM, 2,048 rows, length 64, batch 32
     python -m benchmarks.studies.xla_step --preset tiny --rows 64 --batch-size 8 --sequence-length 32 --repeats 1
-    python -m benchmarks.studies.xla_step --write                          # also store the BENCHMARKS.md section
+    python -m benchmarks.studies.xla_step --write        # also store the section of docs/investigations/finetune-wall-time.md
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ import statistics
 import time
 
 from benchmarks.common.finetune_tasks import DATA
-from benchmarks.common.report import command_line, cpu_name, publish
+from benchmarks.common.report import BENCHMARKS_MD, command_line, cpu_name, publish
+
+# The record keeps the summary row; the section lives with the investigation of fine-tuning's wall time.
+INVESTIGATION = BENCHMARKS_MD.parent / "docs" / "investigations" / "finetune-wall-time.md"
 
 VARIANTS = ("default: dynamic padding, grouped, tf.function", "fixed shapes, tf.function",
             "fixed shapes, XLA (--jit-compile)")
@@ -90,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps-per-execution", type=int, default=1, help="for the XLA variant")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--write", action="store_true", help="store the table as BENCHMARKS.md's xla_step section")
+    parser.add_argument("--write", action="store_true",
+                        help="store the table as the xla_step section of docs/investigations/finetune-wall-time.md")
     args = parser.parse_args(argv)
 
     import tensorflow as tf
@@ -137,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(f"| {variant} | {runs[0]['padded']:.1f} | {runs[0]['steps']} | "
                      f"{statistics.median(r['first'] for r in runs):.1f} | {rate:.1f} | {each} | "
                      f"**{rate / baseline:.2f}x** |")
-    publish("xla_step", "\n".join(lines), write=args.write)
+    publish("xla_step", "\n".join(lines), write=args.write, path=INVESTIGATION)
 
 
 if __name__ == "__main__":
