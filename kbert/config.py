@@ -17,6 +17,10 @@ import kbert.file_io as file_io
 # The two dropout rates: training settings kept in the config, not part of the function the weights compute.
 DROPOUT_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
 
+# The `model_type`s of Hugging Face configs that kbert reads: those that compute BERT's function. Another family
+# (ALBERT, RoBERTa, ...) has other weights or conventions, and loading it as BERT would compute a wrong function.
+MODEL_TYPES = ("bert",)
+
 # Hidden sizes and depths from Google's BERT release (Turc et al. 2019 for the small models).
 # Heads are hidden / 64; the intermediate (feed-forward) size is 4 x hidden.
 PRESETS: dict[str, tuple[int, int]] = {
@@ -95,7 +99,15 @@ class BertConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "BertConfig":
-        """Reads Google's `bert_config.json` or HF's `config.json` fields; other fields are ignored."""
+        """Reads Google's `bert_config.json` or HF's `config.json` fields; other fields are ignored.
+
+        Raises:
+            ValueError: a `model_type` other than `MODEL_TYPES` (a config of another family), or a missing field.
+        """
+        model_type = data.get("model_type", "bert")
+        if model_type not in MODEL_TYPES:
+            raise ValueError(f"model_type {model_type!r} is not a model kbert reads: it reads {', '.join(MODEL_TYPES)} "
+                             f"(Hugging Face `BertModel` directories, Google's BERT and kbert checkpoints)")
         known = {f.name for f in dataclasses.fields(cls)}
         fields = {k: v for k, v in data.items() if k in known}
         if "layer_norm_eps" not in data:

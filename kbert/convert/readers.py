@@ -47,6 +47,8 @@ def detect_format(path: str | os.PathLike) -> str:
         return "google"
     if file_io.isfile(file_io.join(path, "config.json")):
         return "hf"
+    if file_io.isfile(file_io.join(path, "albert_config.json")):
+        raise CheckpointError(f"{path} is a Google ALBERT checkpoint (albert_config.json): kbert reads BERT only")
     raise CheckpointError(
         f"{path} holds no BERT config: expected {KBERT_CONFIG} (kbert), bert_config.json (Google) "
         "or config.json (Hugging Face)"
