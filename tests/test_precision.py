@@ -69,3 +69,12 @@ def test_module_imports_only_the_standard_library():
     names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert names <= {"__future__", "functools", "platform", "typing"}
+
+
+def test_keras_policy_of_every_name():
+    names = [name for name in (*precision.MIXED_PRECISIONS, *precision.PRECISIONS) if name != "auto"]
+    assert {name: precision.keras_policy(name) for name in names} == {
+        "none": "float32", "mixed_float16": "mixed_float16", "mixed_bfloat16": "mixed_bfloat16",
+        "float32": "float32", "bfloat16": "mixed_bfloat16"}
+    assert precision.keras_policy(precision.resolve_mixed_precision("float32")) == "float32"
+
