@@ -78,3 +78,12 @@ def test_keras_policy_of_every_name():
         "float32": "float32", "bfloat16": "mixed_bfloat16"}
     assert precision.keras_policy(precision.resolve_mixed_precision("float32")) == "float32"
 
+
+def test_policy_names_live_only_in_this_module():
+    """The Keras policy names are written in `kbert/precision.py` alone: training, export, the optimizer and
+    the command line take them (and their choices) from it."""
+    package = pathlib.Path(precision.__file__).parent
+    found = sorted(str(path.relative_to(package.parent)) for path in package.rglob("*")
+                   if path.is_file() and path.suffix in (".py", ".yaml", ".yml", ".json", ".txt", ".md")
+                   and any(name in path.read_text(encoding="utf-8") for name in ("mixed_bfloat16", "mixed_float16")))
+    assert found == ["kbert/precision.py"]
