@@ -1,4 +1,9 @@
-"""Which numeric precision this machine runs fast: CPU bfloat16 detection and `--mixed-precision auto`.
+"""Precision names and the Keras dtype policy of each; which precision this machine runs fast.
+
+The one home of the precision vocabulary: training's `--mixed-precision` names (`MIXED_PRECISIONS`),
+an export's `--precision` names (`PRECISIONS`) and the Keras dtype policy each stands for
+(`KERAS_POLICIES`, `keras_policy`). `kbert.training.mixed_precision` and `kbert.export.model_precision`
+apply these policies; the command line offers these names.
 
 TensorFlow-free, so the command line can decide (and warn) before TensorFlow loads. Every function takes
 the CPU's flags as an argument as well, so the decisions are testable on any machine.
@@ -7,16 +12,29 @@ the CPU's flags as an argument as well, so the decisions are testable on any mac
     True
     >>> resolve_mixed_precision("auto", flags={"avx2"}, machine="x86_64", gpu=False)
     'none'
+    >>> keras_policy("bfloat16")
+    'mixed_bfloat16'
 """
 
 from __future__ import annotations
 
 import functools
 import platform
-from typing import Iterable
+from typing import Iterable, Literal, get_args
 
-PRECISIONS = ("float32", "bfloat16")  # of an export
-MIXED_PRECISIONS = ("none", "mixed_float16", "mixed_bfloat16", "auto")
+# Keras' mixed policies: products and activations in 16 bits, variables in float32.
+MIXED_FLOAT16 = "mixed_float16"
+MIXED_BFLOAT16 = "mixed_bfloat16"
+# Every precision name, training's and an export's, with the Keras dtype policy it runs under
+# ("float32" is also accepted for training, as "none").
+KERAS_POLICIES = {"none": "float32", "float32": "float32", MIXED_FLOAT16: MIXED_FLOAT16,
+                  MIXED_BFLOAT16: MIXED_BFLOAT16, "bfloat16": MIXED_BFLOAT16}
+# `--mixed-precision` of `kbert finetune` and `kbert pretrain`: "auto" is resolved per machine.
+MixedPrecision = Literal["none", "mixed_float16", "mixed_bfloat16", "auto"]
+MIXED_PRECISIONS: tuple[str, ...] = get_args(MixedPrecision)
+MIXED_PRECISION_HELP = (f"Keras mixed-precision policy, one of {', '.join(MIXED_PRECISIONS)}; auto: {MIXED_BFLOAT16} "
+                        f"on a CPU with AMX or AVX512-BF16, {MIXED_FLOAT16} on a GPU, none (float32) elsewhere")
+PRECISIONS = ("float32", "bfloat16")  # `--precision` of `kbert export`
 # x86 flags (as /proc/cpuinfo spells them) of instructions that multiply bfloat16 natively.
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 _X86 = frozenset({"x86_64", "amd64", "i386", "i686", "x86"})
@@ -91,7 +109,7 @@ def resolve_mixed_precision(policy: str, gpu: bool = False, flags: Iterable[str]
     AVX512-BF16), and "none" (float32) elsewhere.
 
     Args:
-        policy: one of `MIXED_PRECISIONS`.
+        policy: one of `MIXED_PRECISIONS`, or "float32" (the same as "none").
         gpu: bool. Training runs on a GPU.
         flags, machine: as in `has_native_bf16`.
 
@@ -108,8 +126,8 @@ def resolve_mixed_precision(policy: str, gpu: bool = False, flags: Iterable[str]
     if policy != "auto":
         return policy
     if gpu:
-        return "mixed_float16"
-    return "mixed_bfloat16" if has_native_bf16(flags, machine) else "none"
+        return MIXED_FLOAT16
+    return MIXED_BFLOAT16 if has_native_bf16(flags, machine) else "none"
 
 
 def check_precision(precision: str) -> str:
@@ -117,3 +135,23 @@ def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     return precision
+
+
+def keras_policy(name: str) -> str:
+    """The Keras dtype policy that a precision name runs under.
+
+    Args:
+        name: str. A key of `KERAS_POLICIES`: a checked `--mixed-precision` name other than "auto"
+            (`resolve_mixed_precision`), or an export's precision (`check_precision`).
+
+    Returns:
+        The Keras dtype policy name, e.g. "float32" for "none".
+
+    Raises:
+        KeyError: a name that is not in the table (check it first).
+
+    Example:
+    >>> keras_policy("none"), keras_policy("float32")
+    ('float32', 'float32')
+    """
+    return KERAS_POLICIES[name]

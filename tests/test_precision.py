@@ -69,3 +69,21 @@ def test_module_imports_only_the_standard_library():
     names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert names <= {"__future__", "functools", "platform", "typing"}
+
+
+def test_keras_policy_of_every_name():
+    names = [name for name in (*precision.MIXED_PRECISIONS, *precision.PRECISIONS) if name != "auto"]
+    assert {name: precision.keras_policy(name) for name in names} == {
+        "none": "float32", "mixed_float16": "mixed_float16", "mixed_bfloat16": "mixed_bfloat16",
+        "float32": "float32", "bfloat16": "mixed_bfloat16"}
+    assert precision.keras_policy(precision.resolve_mixed_precision("float32")) == "float32"
+
+
+def test_policy_names_live_only_in_this_module():
+    """The Keras policy names are written in `kbert/precision.py` alone: training, export, the optimizer and
+    the command line take them (and their choices) from it."""
+    package = pathlib.Path(precision.__file__).parent
+    found = sorted(str(path.relative_to(package.parent)) for path in package.rglob("*")
+                   if path.is_file() and path.suffix in (".py", ".yaml", ".yml", ".json", ".txt", ".md")
+                   and any(name in path.read_text(encoding="utf-8") for name in ("mixed_bfloat16", "mixed_float16")))
+    assert found == ["kbert/precision.py"]

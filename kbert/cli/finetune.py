@@ -12,6 +12,7 @@ import json
 
 from kbert.cli.flags import add_dataclass_flags, cli_fields, collect
 from kbert.cli.main import UsageError
+from kbert.precision import MIXED_PRECISION_HELP, MIXED_PRECISIONS
 
 HELP = {
     "init": "pretrained checkpoint directory (HF, Google or kbert); without it training starts from "
@@ -28,8 +29,7 @@ HELP = {
     "learning_rate": "peak learning rate of AdamW",
     "weight_decay": "AdamW weight decay (not on LayerNorm and biases)",
     "strategy": "tf.distribute strategy: multi_worker reads TF_CONFIG",
-    "mixed_precision": "Keras mixed-precision policy; auto: mixed_bfloat16 on a CPU with AMX or "
-                       "AVX512-BF16, mixed_float16 on a GPU, none (float32) elsewhere",
+    "mixed_precision": MIXED_PRECISION_HELP,
     "seed": "shuffling and initialisation seed",
     "warmup_ratio": "fraction of steps with linear warmup",
     "dropout": "dropout before the head",
@@ -49,7 +49,7 @@ HELP = {
            "(default: TPU_NAME)",
 }
 CHOICES = {"strategy": ["auto", "one_device", "mirrored", "multi_worker", "tpu"],
-           "mixed_precision": ["none", "mixed_float16", "mixed_bfloat16", "auto"]}
+           "mixed_precision": MIXED_PRECISIONS}
 REQUIRED = ("train", "out")
 
 

@@ -12,6 +12,7 @@ import json
 
 from kbert.cli.flags import add_dataclass_flags, collect
 from kbert.constants import OBJECTIVES
+from kbert.precision import MIXED_PRECISION_HELP
 from kbert.training.pretrain_config import PretrainConfig
 
 HELP = {
@@ -35,8 +36,7 @@ HELP = {
                "model keeps its own rates for fine-tuning",
     "warmup_steps": "linear warmup steps (default: 10% of --steps)",
     "optimizer": "adamw or lamb",
-    "mixed_precision": "none, mixed_float16, mixed_bfloat16 or auto (mixed_bfloat16 on a CPU with AMX or "
-                       "AVX512-BF16, mixed_float16 on a GPU, none elsewhere)",
+    "mixed_precision": MIXED_PRECISION_HELP,
     "strategy": "auto, one_device, mirrored, multi_worker (TF_CONFIG) or tpu",
     "scale_learning_rate": "none, linear or sqrt: scale the learning rate with the replica count",
     "save_every_steps": "checkpoint (and crash-resume) interval in steps",

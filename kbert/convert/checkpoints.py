@@ -83,7 +83,8 @@ def load_pretrained(path: str | os.PathLike, **overrides) -> BertEncoder:
 
     Args:
         path: the checkpoint directory.
-        **overrides: config fields to change, e.g. `hidden_dropout_prob=0.0` or `dtype="mixed_bfloat16"`.
+        **overrides: config fields to change, e.g. `hidden_dropout_prob=0.0`, or `dtype`: a Keras dtype
+            policy (`kbert.precision.keras_policy`).
     """
     config, tensors = read_checkpoint(path)
     dtype = overrides.pop("dtype", None)

@@ -1,22 +1,21 @@
-"""A model's copy that computes in another precision: the same weights, the encoder under `mixed_bfloat16`."""
+"""A model's copy that computes in another precision: the same weights, the encoder under that precision's
+Keras dtype policy (`kbert.precision.keras_policy`)."""
 
 from __future__ import annotations
 
 import keras
 
 from kbert.models.bert_encoder import BertEncoder
-from kbert.precision import check_precision
-
-# Keras' policy for each export precision: bfloat16 products and activations, float32 variables.
-POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
+from kbert.precision import check_precision, keras_policy
 
 
 def with_precision(model: keras.Model, precision: str) -> keras.Model:
     """`model` rebuilt with its encoder computing in `precision`, holding the same (float32) weights.
 
-    Under `mixed_bfloat16` every matmul and einsum of the encoder runs in bfloat16 (oneDNN's AMX or
-    AVX512-BF16 kernels where the CPU has them); LayerNorm, softmax and GELU work in float32 and round once
-    (`BertTransformerBlock`), and the task heads keep their float32 dense layer, so logits stay float32.
+    In bfloat16 (Keras' mixed policy, variables in float32) every matmul and einsum of the encoder runs in
+    bfloat16 (oneDNN's AMX or AVX512-BF16 kernels where the CPU has them); LayerNorm, softmax and GELU work
+    in float32 and round once (`BertTransformerBlock`), and the task heads keep their float32 dense layer,
+    so logits stay float32.
     Rebuilding from the config, rather than exporting under a global policy, keeps the caller's policy
     untouched.
 
@@ -33,10 +32,10 @@ def with_precision(model: keras.Model, precision: str) -> keras.Model:
     Example:
     >>> encoder = BertEncoder(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
     ...                       intermediate_size=32)
-    >>> with_precision(encoder, "bfloat16").dtype_policy.name
-    'mixed_bfloat16'
+    >>> with_precision(encoder, "bfloat16").embeddings.compute_dtype
+    'bfloat16'
     """
-    policy = POLICIES[check_precision(precision)]
+    policy = keras_policy(check_precision(precision))
     encoder = model if isinstance(model, BertEncoder) else getattr(model, "encoder", None)
     if not isinstance(encoder, BertEncoder):
         raise TypeError(f"expected a BertEncoder or a kbert task model, got {type(model).__name__}")

@@ -119,7 +119,7 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
         sequence_length: overrides the packing length.
         force: replace an existing `out`.
         precision: "float32" or "bfloat16": the SavedModel's encoder computes in this precision (Keras'
-            `mixed_bfloat16`, `kbert.export.model_precision`); recorded as `precision` in
+            mixed bfloat16 policy, `kbert.export.model_precision`); recorded as `precision` in
             `assets/kbert_export.json`. TFLite has no bfloat16 kernels, so `model.tflite` stays float32;
             a `PrecisionWarning` says so, and another says when this CPU lacks native bfloat16 (the
             export is written all the same, for serving elsewhere).
@@ -170,7 +170,7 @@ def _in_precision(source: ExportSource, precision: str, tflite: bool) -> ExportS
     """`source` with its model in `precision`, warning where bfloat16 is slow here or not in TFLite."""
     from kbert.export.model_precision import with_precision
 
-    if precision == "float32":  # a model trained under mixed_bfloat16 is exported in float32 too
+    if precision == "float32":  # a model trained in bfloat16 is exported in float32 too
         return dataclasses.replace(source, model=with_precision(source.model, precision))
     message = bf16_warning()
     if message:

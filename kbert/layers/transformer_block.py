@@ -64,9 +64,9 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
     join their matmul and the softmax runs in the compute dtype: oneDNN computes each as one kernel that
     works in float32 inside and rounds once. LayerNorm runs as the XLA piece when the length is fixed at
     tracing and as plain ops when it is open (a SavedModel's signatures and TFLite, where any batch and
-    length run in one graph). Under `mixed_bfloat16`, MiniLM's encoder ran 1.18x PyTorch's autocast at
-    32 x 128 and the strings-in export 1.10x (BENCHMARKS.md; docs/investigations/bf16-inference.md times
-    each piece). Dropout masks come from ThreeFry, seeded by the block's own dropout layers, so each site
+    length run in one graph). Under Keras' mixed bfloat16 policy, MiniLM's encoder ran 1.18x PyTorch's
+    autocast at 32 x 128 and the strings-in export 1.10x (BENCHMARKS.md; docs/investigations/bf16-inference.md
+    times each piece). Dropout masks come from ThreeFry, seeded by the block's own dropout layers, so each site
     keeps its own stream.
 
     Args:

@@ -45,7 +45,7 @@ class BertEncoder(keras.Model):
         type_vocab_size: int. Number of segments.
         initializer_range: float. Truncated-normal standard deviation.
         layer_norm_eps: float. LayerNorm epsilon.
-        dtype: a Keras dtype policy name, e.g. "mixed_bfloat16".
+        dtype: a Keras dtype policy name, e.g. `kbert.precision.keras_policy("bfloat16")`.
 
     Call arguments:
         inputs: dict of int tensors (batch, seq): `token_ids`, `segment_ids`, `padding_mask` (1 for real

@@ -2,7 +2,8 @@
 
 AdamW with PyTorch's update rule (or Google's original one, or LAMB), weight decay 0.01 except on
 biases and LayerNormalization gamma/beta, epsilon 1e-6, gradients clipped at global norm 1.0, BERT's
-linear warmup / linear decay schedule, gradient accumulation, and loss scaling under `mixed_float16`.
+linear warmup / linear decay schedule, gradient accumulation, and loss scaling under Keras'
+mixed float16 policy.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import keras
 from kbert.optim.adamw import AdamW
 from kbert.optim.lamb import Lamb
 from kbert.optim.schedules import LinearWarmupLinearDecay
+from kbert.precision import MIXED_FLOAT16
 
 # Variables that get no weight decay: biases and LayerNormalization's gamma/beta, as in BERT's
 # `exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"]` and Hugging Face's Trainer (biases and
@@ -72,7 +74,8 @@ def create_optimizer(
 
     Returns:
         A Keras 3 optimizer, wrapped in `keras.optimizers.LossScaleOptimizer` when the global
-        dtype policy is `mixed_float16`. Its `learning_rate` follows `LinearWarmupLinearDecay`.
+        dtype policy is Keras' mixed float16 (`kbert.precision.MIXED_FLOAT16`). Its `learning_rate`
+        follows `LinearWarmupLinearDecay`.
 
     Example:
     >>> opt = create_optimizer(1e-4, num_train_steps=1000, warmup_steps=100)
@@ -100,7 +103,7 @@ def create_optimizer(
         opt = AdamW(weight_decay=float(weight_decay), bias_correction=name == "adamw", **kwargs)
     if weight_decay and exclude_from_weight_decay:
         opt.exclude_from_weight_decay(var_names=list(exclude_from_weight_decay))
-    if keras.config.dtype_policy().name == "mixed_float16":
+    if keras.config.dtype_policy().name == MIXED_FLOAT16:
         opt = keras.optimizers.LossScaleOptimizer(opt)
     return opt
 

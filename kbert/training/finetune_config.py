@@ -25,10 +25,11 @@ class FinetuneConfig:
             over `warmup_ratio` of the steps, then linear decay to 0; gradients clipped at 1).
             `batch_size` is the global batch, split over the replicas.
         dropout: head dropout. feature_based: freeze the encoder, train the head only.
-        strategy: `kbert.training.strategy.get_strategy` name. mixed_precision: "none", "mixed_float16",
-            "mixed_bfloat16" or "auto", the default (`kbert.precision.resolve_mixed_precision`: bf16 on a CPU
-            with AMX or AVX512-BF16, float16 on a GPU, float32 elsewhere; on SST-2 bf16 training scored
-            within 0.2 points of float32 over 3 seeds, BENCHMARKS.md); the previous policy is restored afterwards.
+        strategy: `kbert.training.strategy.get_strategy` name. mixed_precision: one of
+            `kbert.precision.MIXED_PRECISIONS`; "auto", the default (`kbert.precision.resolve_mixed_precision`):
+            bf16 on a CPU with AMX or AVX512-BF16, float16 on a GPU, float32 elsewhere (on SST-2 bf16
+            training scored within 0.2 points of float32 over 3 seeds, BENCHMARKS.md); the previous policy
+            is restored afterwards.
         max_train_examples, max_validation_examples: keep only the first N examples.
         group_by_length: batch training examples of similar length together (each run of 16 shuffled
             batches sorted by token count, `kbert.data_pipeline.index_batches`; for classification, each
