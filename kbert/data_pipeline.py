@@ -1,42 +1,13 @@
 """tf.data settings shared by kbert's input pipelines (fine-tuning tasks and pretraining).
 
-Four choices, each measured on all-MiniLM-L6-v2 fine-tuning or its tokenizer (2 CPU cores):
+- No autotuning thread: deleting an iterator with autotuning on could wait 12-15 s for its thread.
+- Batches padded to their longest row, unless XLA compiles the step (then lengths round up to 16).
+- The task pipelines run as written, without tf.data's static rewrites, which each new iterator paid for.
+- Training batches of similar lengths (`index_batches`), keeping the labels mixed where they are given.
+- Fixed shapes for a compiled step (`static_batch`, `drop_remainder`).
 
-- **No autotuning thread.** `model.fit` deletes each epoch's iterator. With tf.data's autotuning on,
-  deleting it joins the autotuning thread (`tensorflow::data::model::Model::OptimizeLoop`), which sleeps
-  between optimisation rounds; in about one epoch in three the join waited 12-15 s (a third of a 26 s
-  epoch), seen in gdb as the main thread in `~RootDataset::Iterator`. With autotuning off no epoch
-  stalled, `AUTOTUNE` parallelism keeps its default (the core count) and `prefetch(AUTOTUNE)` still
-  overlaps the step.
-- **Pad to the longest row unless XLA will compile.** Keras traces `fit`'s step once for every batch
-  length (the lengths are left open), so on CPU a new length costs only new oneDNN primitives, while
-  padding costs compute: padding each batch to its longest row trained 15% faster than rounding lengths
-  up to 16. XLA compiles once per shape, so where Keras' `jit_compile="auto"` turns it on (a GPU or TPU is
-  present) lengths are rounded up to 16, a handful of shapes.
-- **The task pipelines run as written.** They are already batch, parallel map, prefetch, which is what
-  tf.data's default static rewrites would make of them; yet every new iterator (each epoch, each
-  evaluation) pays for the rewrite: 16 ms of a 57 ms start for the tokenizing map, whatever rewrite is
-  on, against 2.5 ms for a trivial map.
-- **Training batches of similar lengths.** Dynamic padding pads a batch to its longest row, and a random
-  batch of 32 holds one long row: on 2,000 SST-2 sentences (13 tokens on average) random batches pad to
-  40 tokens a row. `index_batches` sorts each run of 16 batches' worth of shuffled examples by their
-  token counts before cutting it into batches (15 tokens a row), then shuffles the batches; the batches
-  stay random draws of the data, the epoch has the same number of steps. Where length follows the
-  label (sentence pairs that hold an answer are longer), length-sorted batches lean to one label each,
-  and fine-tuning learns less from them. Given the labels as `strata`, each sorted run instead
-  interleaves the labels in their shares, each in length order, so a batch holds the labels as its run
-  does, for 3-6% more padding (BENCHMARKS.md, "Grouped batches that keep the labels mixed"). An epoch
-  that fits in one run (up to 512 examples at batch 32) keeps random batches: sorting all of it would
-  give every seed nearly the same batches, only their order changed: on 500 SST-2 rows one seed in 20
-  lifted accuracy past 56% with them, five in 20 with random batches (BENCHMARKS.md, "An epoch of one
-  sorted run"). (Hugging
-  Face's `group_by_length` sorts runs of 50 batches. tf.data's `bucket_by_sequence_length` does not fit:
-  it ends an epoch with a short batch per length bucket, so the step count, and the schedule, would
-  depend on the data.)
-- **Fixed shapes for a compiled step.** A train step compiled whole by XLA (`--jit-compile`, and always on
-  a TPU) wants one shape: every batch padded to the sequence length, the last short batch dropped
-  (`index_batches(drop_remainder=True)`), and the shapes written into the dataset's `element_spec`
-  (`static_batch`), so the step is traced and compiled once.
+Each choice was measured on all-MiniLM-L6-v2 fine-tuning or its tokenizer:
+docs/investigations/data-pipeline.md gives the figures and the alternatives that lost.
 """
 
 from __future__ import annotations

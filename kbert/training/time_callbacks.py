@@ -43,7 +43,8 @@ class StepClock(keras.callbacks.Callback):
 
     The clock starts at the end of the first batch (so tracing and compiling are left out) and runs to the
     end of the last; the held-out evaluations and checkpoints inside that span count, as they do against
-    a run's time budget. `benchmarks/studies/pretrain_quality.py` sizes a phase's steps to its minutes with it.
+    a run's time budget. A timed pretraining run sizes its steps to its minutes with it
+    (docs/investigations/pretraining-quality.md).
 
     Args:
         batches_per_step: int. Batches an optimizer step takes (`gradient_accumulation_steps`).
