@@ -17,6 +17,18 @@ import kbert.file_io as file_io
 # The two dropout rates: training settings kept in the config, not part of the function the weights compute.
 DROPOUT_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
 
+# The feed-forward activations a config may name (Google's and Hugging Face's `hidden_act`):
+# `kbert.layers.activations` maps each to its Keras function.
+HIDDEN_ACTS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_approximate", "relu", "tanh")
+
+
+def check_hidden_act(name: str) -> str:
+    """`name` if a config may name it as `hidden_act`, else ValueError listing `HIDDEN_ACTS`."""
+    if name not in HIDDEN_ACTS:
+        raise ValueError(f"Unsupported hidden_act {name!r}; use one of {', '.join(HIDDEN_ACTS)}")
+    return name
+
+
 # The `model_type`s of Hugging Face configs that kbert reads: those that compute BERT's function. Another family
 # (ALBERT, RoBERTa, ...) has other weights or conventions, and loading it as BERT would compute a wrong function.
 MODEL_TYPES = ("bert",)
@@ -70,17 +82,12 @@ class BertConfig:
     layer_norm_eps: float = 1e-12
 
     def __post_init__(self) -> None:
-        from kbert.layers.activations import HIDDEN_ACTIVATIONS  # Keras: only once a config is made
-
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size {self.hidden_size} is not divisible by "
                 f"num_attention_heads {self.num_attention_heads}"
             )
-        if self.hidden_act not in HIDDEN_ACTIVATIONS:
-            raise ValueError(
-                f"Unsupported hidden_act {self.hidden_act!r}; use one of {', '.join(HIDDEN_ACTIVATIONS)}"
-            )
+        check_hidden_act(self.hidden_act)
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> "BertConfig":

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import keras
 
+from kbert.config import check_hidden_act
+
 
 @keras.saving.register_keras_serializable(package="kbert")
 def gelu_approximate(x):
@@ -27,8 +29,9 @@ def gelu_approximate(x):
     return keras.activations.gelu(x, approximate=True)
 
 
-# BERT's "gelu" is the exact, erf-based GELU, which `keras.activations.gelu` computes by default; keras-hub's
-# BertBackbone and `keras.ops.gelu` default to the tanh approximation, 4e-3 away from BERT's outputs.
+# Each of `kbert.config.HIDDEN_ACTS` as a Keras function. BERT's "gelu" is the exact, erf-based GELU, which
+# `keras.activations.gelu` computes by default; keras-hub's BertBackbone and `keras.ops.gelu` default to the
+# tanh approximation, 4e-3 away from BERT's outputs.
 HIDDEN_ACTIVATIONS: dict[str, Callable] = {
     "gelu": keras.activations.gelu,
     "gelu_new": gelu_approximate,
@@ -44,7 +47,7 @@ def hidden_activation(name: str) -> Callable:
     """The Keras activation for a config's `hidden_act`.
 
     Args:
-        name: str. One of `HIDDEN_ACTIVATIONS`: "gelu" (exact), "gelu_new", "gelu_pytorch_tanh",
+        name: str. One of `kbert.config.HIDDEN_ACTS`: "gelu" (exact), "gelu_new", "gelu_pytorch_tanh",
             "gelu_fast", "gelu_approximate" (the tanh approximation), "relu", "tanh".
 
     Returns:
@@ -54,6 +57,4 @@ def hidden_activation(name: str) -> Callable:
     >>> hidden_activation("gelu_new") is gelu_approximate
     True
     """
-    if name not in HIDDEN_ACTIVATIONS:
-        raise ValueError(f"Unsupported hidden_act {name!r}; use one of {', '.join(HIDDEN_ACTIVATIONS)}")
-    return HIDDEN_ACTIVATIONS[name]
+    return HIDDEN_ACTIVATIONS[check_hidden_act(name)]

@@ -16,11 +16,11 @@ from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 import keras
 import tensorflow as tf
 
+from kbert.tasks.example import Example
 from kbert.tasks.serving import MODEL_INPUTS, ServingInputs
 from kbert.tasks.settings import TaskSettings
 from kbert.text import BertPreprocessor
 
-Example = dict[str, Any]
 # What `Task.read_examples` reads examples for.
 SPLITS = ("train", "validation")
 

@@ -6,15 +6,14 @@ Tokenization and packing run inside `Dataset.map` with `kbert.BertPreprocessor`,
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length, static_batch
+from kbert.tasks.example import Example
 from kbert.text.bert_preprocessor import BertPreprocessor
-
-Example = dict[str, Any]
 
 
 def encode_labels(

@@ -11,15 +11,14 @@ with per-window bookkeeping that decoding needs on the host anyway.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length, static_batch
+from kbert.tasks.example import Example
 from kbert.text.bert_tokenizer import BertTokenizer
-
-Example = dict[str, Any]
 
 
 @dataclasses.dataclass

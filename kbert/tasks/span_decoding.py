@@ -16,9 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
+from kbert.tasks.example import Example
 from kbert.tasks.qa_features import QAFeatures
-
-Example = dict[str, Any]
 
 
 def best_spans(start_logits: tf.Tensor, end_logits: tf.Tensor, allowed: tf.Tensor, max_answer_tokens: int,

@@ -7,7 +7,7 @@ one unit); its label goes on its first piece and every other piece, `[CLS]`, `[S
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -15,9 +15,8 @@ import tensorflow as tf
 from kbert.constants import IGNORE_LABEL
 from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, static_batch
 from kbert.tasks.classification_data import check_fixed_shapes, pad_to_multiple
+from kbert.tasks.example import Example
 from kbert.text.bert_preprocessor import BertPreprocessor
-
-Example = dict[str, Any]
 
 
 def align_word_labels(

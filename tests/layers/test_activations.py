@@ -34,3 +34,9 @@ def test_a_layer_using_it_passes_the_standard_checks(name):
 def test_unknown_name_is_refused_with_the_known_ones():
     with pytest.raises(ValueError, match="Unsupported hidden_act 'swish'.*gelu_new"):
         hidden_activation("swish")
+
+
+def test_every_name_a_config_may_give_has_its_function():
+    from kbert.config import HIDDEN_ACTS
+
+    assert tuple(HIDDEN_ACTIVATIONS) == HIDDEN_ACTS

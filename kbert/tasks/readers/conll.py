@@ -9,11 +9,10 @@ malformed line must be reported with its file and line number.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import kbert.file_io as file_io
-
-Example = dict[str, Any]
+from kbert.tasks.example import Example
 
 # Column names for the CoNLL-2003 layout `token POS chunk NER`; the same names work for tfds conll2003.
 CONLL_COLUMNS = {"ner": -1, "pos": 1, "chunk": 2, "chunks": 2}

@@ -16,8 +16,7 @@ import os
 from typing import Any, Iterator, Sequence
 
 import kbert.file_io as file_io
-
-Example = dict[str, Any]
+from kbert.tasks.example import Example
 
 _FORMATS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 

@@ -12,9 +12,10 @@ import dataclasses
 import math
 import os
 import re
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import kbert.file_io as file_io
+from kbert.tasks.example import Example
 from kbert.tasks.readers.conll import iob1_to_iob2, read_conll
 from kbert.tasks.readers.local_files import read_classification_file
 from kbert.tasks.readers.space_separated import TAG_FORMATS, detect_tag_format, read_space_separated_tags
@@ -26,7 +27,6 @@ from kbert.tasks.readers.tfds_tasks import (
     tfds_label_names,
 )
 
-Example = dict[str, Any]
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
 

@@ -11,12 +11,10 @@ and line.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import kbert.file_io as file_io
+from kbert.tasks.example import Example
 from kbert.tasks.readers.conll import tag_parts
-
-Example = dict[str, Any]
 
 TAG_FORMATS = ("conll", "spaces")
 _SNIFF_ROWS = 20

@@ -14,8 +14,7 @@ import warnings
 from typing import Any, Mapping, Sequence
 
 import kbert.file_io as file_io
-
-Example = dict[str, Any]
+from kbert.tasks.example import Example
 
 
 class AnswerOffsetWarning(UserWarning):

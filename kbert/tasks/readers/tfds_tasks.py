@@ -15,10 +15,9 @@ from __future__ import annotations
 import warnings
 from typing import Any, Iterator
 
+from kbert.tasks.example import Example
 from kbert.tasks.readers.conll import CONLL_COLUMNS
 from kbert.tasks.readers.squad_json import keep_matching_answers
-
-Example = dict[str, Any]
 
 # Default (text, text_pair) features per dataset; the label feature is "label" for all of them.
 CLASSIFICATION_COLUMNS: dict[str, tuple[str, str | None]] = {
