@@ -1,4 +1,5 @@
-"""Which numeric precision this machine runs fast: CPU bfloat16 detection and `--mixed-precision auto`.
+"""Which numeric precision this machine runs fast: CPU bfloat16 detection and `--mixed-precision auto`;
+the precision names of training, of an export and of its TFLite weights, each with one check.
 
 TensorFlow-free, so the command line can decide (and warn) before TensorFlow loads. Every function takes
 the CPU's flags as an argument as well, so the decisions are testable on any machine.
@@ -16,6 +17,7 @@ import platform
 from typing import Iterable
 
 PRECISIONS = ("float32", "bfloat16")  # of an export
+QUANTIZE_MODES = ("none", "dynamic", "float16")  # of a TFLite file's weights: float32, int8, float16
 MIXED_PRECISIONS = ("none", "mixed_float16", "mixed_bfloat16", "auto")
 # x86 flags (as /proc/cpuinfo spells them) of instructions that multiply bfloat16 natively.
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
@@ -117,3 +119,10 @@ def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     return precision
+
+
+def check_quantize(quantize: str) -> str:
+    """`quantize` if it is one of `QUANTIZE_MODES`; ValueError naming the choices otherwise."""
+    if quantize not in QUANTIZE_MODES:
+        raise ValueError(f"quantize must be one of {', '.join(QUANTIZE_MODES)}; got {quantize!r}")
+    return quantize

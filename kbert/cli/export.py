@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 
 from kbert.cli.flags import add_dataclass_flags, collect
+from kbert.precision import PRECISIONS, QUANTIZE_MODES
 
 
 @dataclasses.dataclass
@@ -33,13 +34,13 @@ class ExportSettings:
     tflite: bool = dataclasses.field(default=False, metadata={
         "switch": True, "help": "also write OUT/model.tflite (LiteRT)"})
     quantize: str = dataclasses.field(default="none", metadata={
-        "choices": ("none", "dynamic", "float16"),
+        "choices": QUANTIZE_MODES,
         "help": "TFLite weights: float32, dynamic-range int8, or float16 (default: none)"})
     sequence_length: int | None = dataclasses.field(default=None, metadata={
         "help": "longest packed input (default: the training sequence length; 128 for an encoder)"})
     force: bool = dataclasses.field(default=False, metadata={"switch": True, "help": "replace OUT if it exists"})
     precision: str = dataclasses.field(default="float32", metadata={
-        "choices": ("float32", "bfloat16"),
+        "choices": PRECISIONS,
         "help": "what the SavedModel's encoder computes in: bfloat16 runs the products on AMX or AVX512-BF16 "
                 "(a warning says when this CPU has neither); model.tflite stays float32 (default: float32)"})
 
