@@ -37,6 +37,7 @@ from benchmarks.common.report import command_line, cpu_name, host_key, run_in_ow
 from kbert.export import export, load_source
 from kbert.export import serving_threads
 from kbert.export import tflite as tflite_lib
+from kbert.export import tflite_convert
 from kbert.precision import has_native_bf16
 
 SST2 = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
@@ -221,7 +222,7 @@ def tflite_section(model_dir: pathlib.Path, workdir: pathlib.Path, rows: int, re
     saved = export(source, workdir / "cls" / "1")
     fn = tf.saved_model.load(str(saved)).signatures["serving_default"]
     sm_pred = np.concatenate([fn(text=tf.constant(b))["label_id"].numpy() for b in batches(texts, 64)])
-    files = {q: tflite_lib.convert(source, quantize=q) for q in ("none", "dynamic")}
+    files = {q: tflite_convert.convert(source, quantize=q) for q in ("none", "dynamic")}
     interps = {q: tflite_lib.interpreter(b, num_threads=os.cpu_count()) for q, b in files.items()}
     preds, probs = {}, {}
     for q, it in interps.items():

@@ -2,8 +2,9 @@
 
 The one home of the precision vocabulary: training's `--mixed-precision` names (`MIXED_PRECISIONS`),
 an export's `--precision` names (`PRECISIONS`) and the Keras dtype policy each stands for
-(`KERAS_POLICIES`, `keras_policy`). `kbert.training.mixed_precision` and `kbert.export.model_precision`
-apply these policies; the command line offers these names.
+(`KERAS_POLICIES`, `keras_policy`), and a TFLite file's weight modes (`QUANTIZE_MODES`), each with one
+check. `kbert.training.mixed_precision` and `kbert.export.model_precision` apply these policies; the
+command line offers these names.
 
 TensorFlow-free, so the command line can decide (and warn) before TensorFlow loads. Every function takes
 the CPU's flags as an argument as well, so the decisions are testable on any machine.
@@ -35,6 +36,7 @@ MIXED_PRECISIONS: tuple[str, ...] = get_args(MixedPrecision)
 MIXED_PRECISION_HELP = (f"Keras mixed-precision policy, one of {', '.join(MIXED_PRECISIONS)}; auto: {MIXED_BFLOAT16} "
                         f"on a CPU with AMX or AVX512-BF16, {MIXED_FLOAT16} on a GPU, none (float32) elsewhere")
 PRECISIONS = ("float32", "bfloat16")  # `--precision` of `kbert export`
+QUANTIZE_MODES = ("none", "dynamic", "float16")  # of a TFLite file's weights: float32, int8, float16
 # x86 flags (as /proc/cpuinfo spells them) of instructions that multiply bfloat16 natively.
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 _X86 = frozenset({"x86_64", "amd64", "i386", "i686", "x86"})
@@ -155,3 +157,10 @@ def keras_policy(name: str) -> str:
     ('float32', 'float32')
     """
     return KERAS_POLICIES[name]
+
+
+def check_quantize(quantize: str) -> str:
+    """`quantize` if it is one of `QUANTIZE_MODES`; ValueError naming the choices otherwise."""
+    if quantize not in QUANTIZE_MODES:
+        raise ValueError(f"quantize must be one of {', '.join(QUANTIZE_MODES)}; got {quantize!r}")
+    return quantize

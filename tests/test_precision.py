@@ -55,6 +55,8 @@ def test_bad_names_are_refused_with_the_choices():
         precision.resolve_mixed_precision("bf16")
     with pytest.raises(ValueError, match="float32, bfloat16"):
         precision.check_precision("float16")
+    with pytest.raises(ValueError, match="none, dynamic, float16"):
+        precision.check_quantize("int8")
 
 
 def test_cpu_flags_reads_this_machine():

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 
 from kbert.cli.flags import add_dataclass_flags, collect
-from kbert.precision import PRECISIONS
+from kbert.precision import PRECISIONS, QUANTIZE_MODES
 
 
 @dataclasses.dataclass
@@ -34,7 +34,7 @@ class ExportSettings:
     tflite: bool = dataclasses.field(default=False, metadata={
         "switch": True, "help": "also write OUT/model.tflite (LiteRT)"})
     quantize: str = dataclasses.field(default="none", metadata={
-        "choices": ("none", "dynamic", "float16"),
+        "choices": QUANTIZE_MODES,
         "help": "TFLite weights: float32, dynamic-range int8, or float16 (default: none)"})
     sequence_length: int | None = dataclasses.field(default=None, metadata={
         "help": "longest packed input (default: the training sequence length; 128 for an encoder)"})

@@ -18,92 +18,23 @@ a URL (gs://...): an object store has no directory rename, so there the files ar
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import warnings
 from typing import Any, Sequence
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 import kbert.file_io as file_io
+from kbert.export import tflite_convert
 from kbert.export.export_config import CONFIG_FILE
+from kbert.export.export_source import ExportSource, build_module, load_source
 from kbert.export.serving_module import ServingModule
-from kbert.precision import PrecisionWarning, bf16_warning, check_precision
+from kbert.precision import PrecisionWarning, bf16_warning, check_precision, check_quantize
 from kbert.tasks.base import Task
-from kbert.text import BertTokenizer
 
 WARMUP_FILE = "tf_serving_warmup_requests"
 TFLITE_FILE = "model.tflite"
-
-
-@dataclasses.dataclass
-class ExportSource:
-    """What an export is built from: a model, its tokenizer and its task.
-
-    Args:
-        model: the Keras task model, or a `BertEncoder` (with `kbert.tasks.registry.encoder_task()`).
-        tokenizer: `BertTokenizer`.
-        task: the `kbert.tasks.Task`, with its settings and labels (`model.task` of a loaded model
-            directory); it makes the signatures and declares their inputs.
-        sequence_length: int. The longest packed input.
-        truncate: str. "round_robin" or "waterfall".
-
-    Example:
-    >>> source = ExportSource(model, tokenizer, ClassificationTask(labels=["neg", "pos"]), 128)  # doctest: +SKIP
-    >>> export(source, "export/models/sst2/1")  # doctest: +SKIP
-    """
-
-    model: keras.Model
-    tokenizer: BertTokenizer
-    task: Task
-    sequence_length: int
-    truncate: str = "round_robin"
-
-    @property
-    def labels(self) -> list[str] | None:
-        """The task's label names in id order, or None."""
-        return self.task.labels
-
-
-def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> ExportSource:
-    """Reads a fine-tuned model directory (task.json) or a bare encoder checkpoint (the encoder task).
-
-    Args:
-        path: a `kbert.save_model` / `kbert finetune` directory, or a kbert / HF / Google checkpoint.
-        sequence_length: overrides the training sequence length (encoder default: 128).
-    """
-    from kbert.convert.checkpoints import load_pretrained
-    from kbert.tasks.model_dir import TASK_FILE, load_model
-    from kbert.tasks.registry import encoder_task
-    from kbert.text import load_tokenizer
-
-    path = file_io.fspath(path)
-    if not file_io.isdir(path):
-        raise FileNotFoundError(f"model directory not found: {path}")
-    if file_io.isfile(file_io.join(path, TASK_FILE)):
-        model = load_model(path, compile=False)
-        packer = model.preprocessor
-        return ExportSource(model, model.tokenizer, model.task,
-                            int(sequence_length or packer.sequence_length), packer.truncate)
-    encoder = load_pretrained(path)
-    return ExportSource(encoder, load_tokenizer(path), encoder_task(), int(sequence_length or 128))
-
-
-def build_module(source: ExportSource, tokenizer: BertTokenizer | None = None) -> ServingModule:
-    """The `ServingModule` of a source, tokenizing with `tokenizer` (default: the source's).
-
-    Args:
-        source: the `ExportSource`.
-        tokenizer: optional `BertTokenizer`; `kbert.export.tflite` passes a `TFLiteBertTokenizer` for the
-            TFLite-convertible graph.
-
-    Returns:
-        The `ServingModule`.
-    """
-    return ServingModule(source.model, tokenizer or source.tokenizer, source.task,
-                         sequence_length=source.sequence_length, truncate=source.truncate)
 
 
 def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,
@@ -130,10 +61,7 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     Raises:
         FileExistsError: `out` exists and `force` is False.
     """
-    from kbert.export import tflite as tflite_lib
-
-    if quantize not in tflite_lib.QUANTIZE_MODES:
-        raise ValueError(f"quantize must be one of {tflite_lib.QUANTIZE_MODES}, got {quantize!r}")
+    check_quantize(quantize)
     check_precision(precision)
     if not isinstance(source, ExportSource):
         source = load_source(source, sequence_length)
@@ -153,7 +81,7 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
             float32 = _in_precision(source, "float32", tflite=False)
             workdir = file_io.join(tmp, ".tflite-savedmodel")
             file_io.write_bytes(file_io.join(tmp, TFLITE_FILE),
-                                tflite_lib.convert(float32, quantize=quantize, workdir=workdir))
+                                tflite_convert.convert(float32, quantize=quantize, workdir=workdir))
             file_io.rmtree(workdir)
         if _before_rename is not None:
             _before_rename(tmp)

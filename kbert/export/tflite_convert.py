@@ -1,0 +1,53 @@
+"""TFLite conversion of a kbert export: its `ServingModule`, tokenizing with a TFLite tokenizer, through
+TensorFlow's converter. `kbert.export.tflite` runs the file it writes, without TensorFlow.
+
+The graph tokenizes with `kbert.text.TFLiteBertTokenizer` (the SavedModel's ids and character offsets) and
+is converted to TFLite built-ins plus tensorflow-text's TFLite kernels (ByteSplitWithOffsets,
+FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, RaggedTensorToTensor, in
+`tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`): no Flex op, which LiteRT ships without.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+
+import tensorflow as tf
+
+import kbert.file_io as file_io
+from kbert.export.export_source import ExportSource, build_module
+from kbert.precision import check_quantize
+from kbert.text import TFLiteBertTokenizer
+
+
+def convert(source: ExportSource, quantize: str = "none", workdir: str | os.PathLike | None = None) -> bytes:
+    """Converts an `ExportSource` to a `.tflite` flatbuffer.
+
+    Args:
+        source: `kbert.export.ExportSource`.
+        quantize: one of `kbert.precision.QUANTIZE_MODES`: "none" (float32), "dynamic" (dynamic-range int8
+            weights) or "float16" (float16 weights).
+        workdir: an empty or absent directory, on any file system, for the intermediate SavedModel the
+            converter reads (left for the caller to delete); None uses a local temporary directory.
+
+    Returns:
+        The TFLite model bytes, with the SavedModel's signatures.
+
+    Example:
+    >>> pathlib.Path("model.tflite").write_bytes(convert(source, quantize="dynamic"))  # doctest: +SKIP
+    """
+    check_quantize(quantize)
+    module = build_module(source, tokenizer=TFLiteBertTokenizer.from_tokenizer(source.tokenizer))
+    staging = tempfile.TemporaryDirectory() if workdir is None else contextlib.nullcontext(file_io.fspath(workdir))
+    with staging as tmp:
+        tf.saved_model.save(module, tmp, signatures=module.signatures())
+        converter = tf.lite.TFLiteConverter.from_saved_model(tmp, signature_keys=sorted(module.signatures()))
+        # Built-ins plus tensorflow-text's custom ops; a graph needing Flex fails here, not on the phone.
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        converter.allow_custom_ops = True
+        if quantize != "none":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        if quantize == "float16":
+            converter.target_spec.supported_types = [tf.float16]
+        return converter.convert()
