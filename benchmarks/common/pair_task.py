@@ -10,7 +10,9 @@ sample of its articles (the benchmark's training sizes take prefixes).
 
 from __future__ import annotations
 
+import json
 import os
+import pathlib
 import random
 import re
 from typing import Any, Sequence
@@ -90,3 +92,15 @@ def write_pair_tsv(examples: Sequence[dict[str, str]], path: str | os.PathLike) 
     rows = [COLUMNS, *([e[c] for c in COLUMNS] for e in examples)]
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.writelines("\t".join(row) + "\n" for row in rows)
+
+
+PAIR_DEV_ROWS = 1000  # benchmarks.finetune_quality's --pair-dev-rows
+
+
+def pair_files(squad: pathlib.Path, work: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """The pair task's training pairs (articles 0-39) and its first `PAIR_DEV_ROWS` dev pairs (articles
+    40-47) as TSV files in `work`, as `benchmarks.finetune_quality` builds and scores them."""
+    data = json.loads(squad.read_text(encoding="utf-8"))
+    write_pair_tsv(build_pair_examples(data, (0, 40)), work / "pairs_train.tsv")
+    write_pair_tsv(build_pair_examples(data, (40, 48))[:PAIR_DEV_ROWS], work / "pairs_dev.tsv")
+    return work / "pairs_train.tsv", work / "pairs_dev.tsv"

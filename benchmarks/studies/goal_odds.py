@@ -30,37 +30,8 @@ import pathlib
 import random
 from typing import Any, Iterable, Sequence
 
-from benchmarks.common.seed_spread import FRAMEWORKS, Spread, goal_met, group_scores
-
-# Exact enumeration up to this many splits or pairs of triples (20 scores split 10 / 10: 184,756);
-# past it, this many random draws.
-MAX_SPLITS = 1_000_000
-DRAWS = 200_000
-
-
-def permutation_p_value(first: Sequence[float], second: Sequence[float], max_splits: int = MAX_SPLITS,
-                        draws: int = DRAWS, seed: int = 0) -> float:
-    """Two-sided permutation p-value of the difference of the two groups' means: exact up to
-    `max_splits` splits, from `draws` random splits past it.
-
-    Example:
-    >>> permutation_p_value([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])  # 2 of the 20 splits are this extreme
-    0.1
-    """
-    pooled = [float(v) for v in (*first, *second)]
-    n, total = len(first), sum(pooled)
-
-    def gap(group_sum: float) -> float:
-        return abs(group_sum / n - (total - group_sum) / (len(pooled) - n))
-
-    observed = gap(sum(first))
-    if math.comb(len(pooled), n) > max_splits:
-        rng = random.Random(seed)
-        extreme = sum(gap(sum(rng.sample(pooled, n))) >= observed - 1e-9 for _ in range(draws))
-        return (extreme + 1) / (draws + 1)
-    extreme = sum(gap(sum(split)) >= observed - 1e-9 for split in itertools.combinations(pooled, n))
-    return extreme / math.comb(len(pooled), n)
-
+from benchmarks.common.seed_spread import (DRAWS, FRAMEWORKS, MAX_SPLITS, Spread, goal_met, group_scores, p_text,
+                                           permutation_p_value)
 
 def _rates(pairs: Iterable[tuple[Spread, Spread]], tolerance: float) -> tuple[float, float, float]:
     """Shares of `pairs` (counted as they come, never held: the pooled case has about 1.3M) meeting each goal."""
@@ -111,10 +82,6 @@ def pooled_pass_rates(kbert: Sequence[float], reference: Sequence[float], k: int
     return _rates(((a, b) for mask_a, a in subsets for mask_b, b in subsets if not mask_a & mask_b), tolerance)
 
 
-def _p(value: float) -> str:
-    return f"{value:.2f}" if value >= 0.01 else f"{value:.0e}"
-
-
 def odds_table(runs: Sequence[dict[str, Any]], k: int = 3, tolerance: float = 1.0) -> str:
     """Markdown: per task and size with more than k seeds on both sides, the means over all seeds, the
     permutation p-value, the goals over all seeds, and the k-seed pass rates (as run, and identical)."""
@@ -134,7 +101,7 @@ def odds_table(runs: Sequence[dict[str, Any]], k: int = 3, tolerance: float = 1.
         same = " / ".join(f"{r:.0%}" for r in pooled_pass_rates(kbert, reference, k, tolerance))
         lines.append(f"| {task} | {size} | {len(kbert)} / {len(reference)} | {ours.mean:.1f} ± {ours.std:.1f} "
                      f"| {theirs.mean:.1f} ± {theirs.std:.1f} | {ours.mean - theirs.mean:+.1f} "
-                     f"| {_p(permutation_p_value(kbert, reference))} | {goals} | {run} | {same} |")
+                     f"| {p_text(permutation_p_value(kbert, reference))} | {goals} | {run} | {same} |")
     return "\n".join(lines) + "\n"
 
 

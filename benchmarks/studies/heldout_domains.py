@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     import glob
 
     import kbert
-    from benchmarks.studies.masked_lm_eval import accuracy_by_input, heldout_batches
+    from benchmarks.common.masked_lm_eval import accuracy_by_input, heldout_batches
     from kbert.pretraining_data.tfrecords import read_pretraining_metadata
 
     run = pathlib.Path(args.run)

@@ -23,7 +23,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
-from benchmarks.studies.pretrain_quality import (
+from benchmarks.common.downstream import (
     DOWNSTREAM, FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE, check_downstream, downstream_tasks, finetune_runs)
 
 

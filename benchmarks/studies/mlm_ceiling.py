@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common.masked_lm_eval import masked_lm_logits
+
 HELDOUT_KEYS = ("token_ids", "padding_mask", "masked_positions", "masked_ids", "masked_weights")
 
 
@@ -189,16 +191,6 @@ class Phase:
             whole_word=self.settings["whole_word_masking"])
         return {**out, "padding_mask": self.valid[rows]}
 
-
-def masked_lm_logits(model, token_ids, padding_mask, masked_positions, segment_ids=None):
-    """`BertForMaskedLM`'s logits at the masked positions only (the same numbers as at every position)."""
-    import torch
-
-    segment_ids = torch.zeros_like(token_ids) if segment_ids is None else segment_ids
-    hidden = model.bert(input_ids=token_ids, attention_mask=padding_mask.long(),
-                        token_type_ids=segment_ids).last_hidden_state
-    gathered = torch.gather(hidden, 1, masked_positions[:, :, None].expand(-1, -1, hidden.shape[-1]))
-    return model.cls(gathered)
 
 
 def heldout_accuracy(model, heldout: dict, batch_size: int = 256) -> float:

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     from transformers import BertConfig as HFConfig, BertForMaskedLM
 
     from benchmarks.common.hf_reference import bert_adamw
-    from benchmarks.studies.mlm_ceiling import masked_lm_logits
+    from benchmarks.common.masked_lm_eval import masked_lm_logits
     from kbert.config import BertConfig
     from kbert.optim.schedules import LinearWarmupLinearDecay
     from kbert.pretraining_data.tfrecords import load_pretraining_dataset

@@ -45,6 +45,8 @@ import tempfile
 
 import numpy as np
 
+from benchmarks.common.pair_task import pair_files
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 SQUAD = DATA / "squad_v1.1/dev-v1.1.json"
@@ -55,20 +57,6 @@ TASKS = {
     "conll": (DATA / "conll2003/train.txt", DATA / "conll2003/test.txt", 128, None),
     "pairs": (SQUAD, SQUAD, 128, ("question", "sentence")),
 }
-PAIR_DEV_ROWS = 1000  # benchmarks.finetune_quality's --pair-dev-rows
-
-
-def pair_files(squad: pathlib.Path, work: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    """The pair task's training pairs (articles 0-39) and its first `PAIR_DEV_ROWS` dev pairs (articles
-    40-47) as TSV files in `work`, as `benchmarks.finetune_quality` builds and scores them."""
-    from benchmarks.common.pair_task import build_pair_examples, write_pair_tsv
-
-    data = json.loads(squad.read_text(encoding="utf-8"))
-    write_pair_tsv(build_pair_examples(data, (0, 40)), work / "pairs_train.tsv")
-    write_pair_tsv(build_pair_examples(data, (40, 48))[:PAIR_DEV_ROWS], work / "pairs_dev.tsv")
-    return work / "pairs_train.tsv", work / "pairs_dev.tsv"
-
-
 def write_inputs(task: str, source: pathlib.Path, size: int, seed: int, hidden: int, work: pathlib.Path,
                  truncated: bool = False) -> tuple[pathlib.Path, pathlib.Path]:
     """The seed's shuffle of the first `size` rows of `source` (TSV rows or CoNLL sentences), and its

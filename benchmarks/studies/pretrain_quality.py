@@ -39,6 +39,9 @@ import statistics
 import sys
 import time
 
+from benchmarks.common.downstream import (FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE, check_downstream, downstream_tasks,
+                                          finetune_runs)
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 CORPORA = DATA / "corpora"
@@ -51,25 +54,9 @@ LANGUAGES = {
            "extra": (DATA / "zh_book_review" / "train.tsv", 1, 20), "layout": "paragraphs", "dupe_factor": 10,
            "recipes": ["pretrain_zh_tiny_seq32.yaml", "pretrain_zh_tiny.yaml"]},
 }
-# The fine-tuning recipe of every downstream run, both starts (a task's flags may set its own epochs).
-FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE = 3, 3e-4
 # A timed phase's steps fill this share of its minutes: the rest is for its held-out evaluations and
 # checkpoints, which made the English phases' steps 4% (phase 2) and 7% (phase 1) longer than timed.
 STEP_BUDGET_SHARE = 0.95
-# name: (command, train, validation, metric key in metrics.json, extra flags)
-DOWNSTREAM = {
-    "en": {"sst2": ("classify", DATA / "sst2/train.tsv", DATA / "sst2/dev.tsv", "accuracy",
-                    ["--text-column", "sentence", "--label-column", "label", "--sequence-length", "64"]),
-           "conll2003": ("tag", DATA / "conll2003/train.txt", DATA / "conll2003/test.txt", "f1",
-                         ["--sequence-length", "128"])},
-    "zh": {"book_review": ("classify", DATA / "zh_book_review/train.tsv", DATA / "zh_book_review/dev.tsv",
-                           "accuracy", ["--text-column", "text_a", "--label-column", "label",
-                                        "--sequence-length", "128"]),
-           # 2,318 training sentences: 3 epochs are 217 updates, which train neither start (entity F1
-           # under 10 for both); 10 epochs, 725 updates, fewer than half of what the other tasks get.
-           "msra_ner": ("tag", DATA / "zh_msra_ner/dev.tsv", DATA / "zh_msra_ner/test.tsv", "f1",
-                        ["--tag-format", "spaces", "--sequence-length", "128", "--epochs", "10"])},
-}
 
 
 def split_heldout(path: pathlib.Path, train: pathlib.Path, heldout: pathlib.Path | None, lang: str) -> None:
@@ -229,92 +216,6 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
         init = str(out)
     return {**summary, "steps": sum(p["steps"] for p in phases), "minutes": sum(p["minutes"] for p in phases),
             "phases": phases, "calibration": calibration}
-
-
-def downstream_tasks(args: argparse.Namespace) -> dict:
-    """`--downstream` as one task named after its folder, else the language's tasks (as in DOWNSTREAM)."""
-    if not args.downstream:
-        return DOWNSTREAM[args.lang]
-    train, validation = args.downstream
-    kind = "tag" if args.tag else "classify"
-    flags = [] if args.tag else ["--text-column", args.text_column, "--label-column", args.label_column]
-    return {pathlib.Path(train).parent.name or "downstream":
-            (kind, train, validation, "f1" if args.tag else "accuracy", flags)}
-
-
-def check_downstream(tasks: dict, max_train_examples: int | None = None) -> None:
-    """Reads each task's files as its `kbert finetune` run will (flags, first rows, labels).
-
-    So that a wrong path, column or label stops the benchmark at once, not after the hour of pretraining.
-
-    Raises:
-        ValueError: naming the task and what its files lack.
-    """
-    from kbert.cli import finetune as finetune_cli
-
-    parser = argparse.ArgumentParser(prog="kbert finetune")
-    finetune_cli.add_arguments(parser)
-    for name, (command, train, validation, _, flags) in tasks.items():
-        args = parser.parse_args([command, "--train", str(train), "--validation", str(validation), "--out", "-",
-                                  *flags])
-        task = finetune_cli.task_from_args(args)
-        try:
-            examples = task.read_examples(train, max_train_examples or None, split="train")
-            task = task.prepare(train, examples)
-            task.check_labels(task.read_examples(validation, None, split="validation"))
-        except (ValueError, OSError) as error:
-            raise ValueError(f"downstream task {name}: {error}") from error
-
-
-def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | None = None,
-                  runs: pathlib.Path | None = None) -> tuple[dict, list[str]]:
-    """Fine-tunes `work`'s model and a random init per task and seed, through the CLI, into `runs`/TASK/.
-
-    `tasks` (default: `downstream_tasks(args)`) maps a name to (command, train, validation, metric, flags)
-    as in DOWNSTREAM; `runs` defaults to `work`/finetune.
-    """
-    from kbert.cli.main import main
-
-    runs = runs or work / "finetune"
-    tasks = downstream_tasks(args) if tasks is None else tasks
-    results, commands = {}, []
-    for name, (command, train, validation, metric, flags) in tasks.items():
-        scores: dict[str, list] = {"pretrained": [], "random": []}
-        losses: dict[str, list] = {"pretrained": [], "random": []}
-        for init in ("pretrained", "random"):
-            for seed in args.seeds:
-                out = runs / name / f"{init}_{seed}"
-                # the random start is the pretrained model's architecture (the recipe's), with fresh weights
-                source = ["--init", str(work / "model")] if init == "pretrained" else [
-                    "--preset", str(work / "model"), "--vocab", str(work / "vocab.txt")]
-                argv = ["finetune", command, *source, "--train", str(train), "--validation", str(validation),
-                        *flags, *([] if "--epochs" in flags else ["--epochs", str(args.finetune_epochs)]),
-                        "--batch-size", "32", "--mixed-precision", "none",  # float32, as recorded
-                        "--learning-rate", str(args.finetune_learning_rate), "--seed", str(seed), "--quiet",
-                        "--out", str(out)]
-                if args.max_train_examples:
-                    argv += ["--max-train-examples", str(args.max_train_examples)]
-                commands.append("kbert " + " ".join(argv))
-                if args.resume and (out / "metrics.json").exists():
-                    code = 0
-                else:
-                    try:
-                        code = main(argv)
-                    except SystemExit as error:  # argparse: a flag this checkout's CLI does not have
-                        code = error.code
-                if code != 0:
-                    results[name] = {"metric": metric, "error": f"kbert {' '.join(argv[:2])} exited with {code}"}
-                    print(f"{name}: {results[name]['error']}", file=sys.stderr)
-                    break
-                scores[init].append(json.loads((out / "metrics.json").read_text())[metric])
-                if (out / "history.json").exists():  # training loss per epoch (kbert finetune writes it)
-                    losses[init].append(json.loads((out / "history.json").read_text())["epochs"]["loss"])
-            if name in results:
-                break
-        if name not in results:
-            results[name] = {"metric": metric, **scores, "training_loss_by_epoch": losses,
-                             "difference": statistics.mean(scores["pretrained"]) - statistics.mean(scores["random"])}
-    return results, commands
 
 
 def markdown(results: dict, args: argparse.Namespace) -> str:

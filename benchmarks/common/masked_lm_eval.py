@@ -1,4 +1,5 @@
-"""Held-out masked-LM scoring of a finished `benchmarks/studies/pretrain_quality.py` run, shared by the analyses.
+"""Held-out masked-LM scoring, shared by the studies: of a finished `benchmarks/studies/pretrain_quality.py`
+run (kbert), and of transformers' `BertForMaskedLM` at the masked positions (`masked_lm_logits`).
 
 A run directory holds `data/` (the create-pretraining-data output, whose settings say how text is cut and
 masked), `model/` (the final weights and vocabulary) and `model/checkpoints/`. Text is masked exactly as
@@ -65,3 +66,14 @@ def accuracy_by_input(model, batches: list, mask_id: int) -> dict:
     return {"overall": sum(right.values()) / max(sum(total.values()), 1),
             "accuracy": {k: right[k] / max(total[k], 1) for k in right}, "targets": total,
             "distinct_guesses_at_mask": len(guessed)}
+
+
+def masked_lm_logits(model, token_ids, padding_mask, masked_positions, segment_ids=None):
+    """`BertForMaskedLM`'s logits at the masked positions only (the same numbers as at every position)."""
+    import torch
+
+    segment_ids = torch.zeros_like(token_ids) if segment_ids is None else segment_ids
+    hidden = model.bert(input_ids=token_ids, attention_mask=padding_mask.long(),
+                        token_type_ids=segment_ids).last_hidden_state
+    gathered = torch.gather(hidden, 1, masked_positions[:, :, None].expand(-1, -1, hidden.shape[-1]))
+    return model.cls(gathered)
