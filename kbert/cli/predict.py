@@ -99,8 +99,8 @@ def output_trims(config: dict[str, Any], signature: str, outputs: Sequence[str])
     """`{count output: [outputs padded past it]}` of a signature, from the export's config.
 
     An export without it (written before the config recorded it) followed one naming convention, used
-    here: `num_<names>` counts the rows of the outputs named `<name>_...` (`num_boxes` -> `box_...`,
-    `num_categories` -> `category_...`).
+    here: `num_<names>` counts the rows of the outputs named `<name>_...` (a tagger's `num_words` ->
+    `word_...`, `num_entities` -> `entity_...`).
     """
     from kbert.export.export_config import signature_spec
 
@@ -116,9 +116,8 @@ def output_trims(config: dict[str, Any], signature: str, outputs: Sequence[str])
 
 
 def _singular(plural: str) -> str:
-    if plural.endswith("ies"):
-        return plural[:-3] + "y"
-    return plural[:-2] if plural.endswith("xes") else plural[:-1]
+    """`words` -> `word`, `entities` -> `entity`: the plurals of kbert's count outputs."""
+    return plural[:-3] + "y" if plural.endswith("ies") else plural[:-1]
 
 
 def read_inputs(settings: PredictSettings, input_names: list[str]) -> list[dict[str, str]]:
