@@ -17,7 +17,7 @@ from typing import Any
 
 import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS, BertConfig
-from kbert.training.pretrain_config import PretrainConfig  # noqa: F401  (re-exported)
+from kbert.training.pretrain_config import PretrainConfig
 
 
 def _is_tfrecord_dir(path: str) -> bool:
