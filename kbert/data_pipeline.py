@@ -66,6 +66,35 @@ def padded_length(length: tf.Tensor, multiple: int, maximum: int) -> tf.Tensor:
     return tf.minimum((length + multiple - 1) // multiple * multiple, maximum)
 
 
+def pad_to_multiple(inputs: dict[str, tf.Tensor], multiple: int, maximum: int, fill: dict | None = None):
+    """Pads dynamically padded (batch, L) features on the right to a multiple of `multiple` (<= maximum).
+
+    Rounding batch lengths up keeps the number of distinct shapes small (XLA compiles once per shape);
+    `multiple` 1 returns the features as they are.
+    """
+    if multiple <= 1:
+        return inputs
+    fill = fill or {}
+    length = tf.shape(inputs["token_ids"])[1]
+    target = tf.maximum(padded_length(length, multiple, maximum), length)
+    out = {}
+    for name, value in inputs.items():
+        pad = tf.constant(fill.get(name, 0), value.dtype) if value.dtype != tf.bool else False
+        out[name] = tf.pad(value, [[0, 0], [0, target - length]], constant_values=pad)
+    return out
+
+
+def check_fixed_padding(padding: str, drop_remainder: bool) -> None:
+    """Raises ValueError when fixed-size batches (`drop_remainder`) meet a preprocessor's dynamic `padding`.
+
+    Example:
+    >>> check_fixed_padding("fixed", drop_remainder=True)
+    """
+    if drop_remainder and padding != "fixed":
+        raise ValueError("fixed-shape batches (drop_remainder) need a BertPreprocessor with padding='fixed', "
+                         f"got padding={padding!r}")
+
+
 def length_order(run: tf.Tensor, lengths: tf.Tensor, strata: tuple[tf.Tensor, int] | None = None) -> tf.Tensor:
     """The example indices `run` in the order `index_batches` cuts into batches: by length, or given
     `strata` (class ids of every example, and their number), by each example's place within its own

@@ -74,7 +74,8 @@ def test_paths(root):
     assert file_io.join(root, "a", "b") == f"{root}/a/b"
     assert file_io.dirname(f"{root}/a/b/") == f"{root}/a" and file_io.dirname("ram://bucket") == "ram://"
     assert file_io.dirname("vocab.txt") == "." and file_io.basename(f"{root}/a/") == "a"
-    assert file_io.is_local("/tmp/x") and file_io.is_local("file:///tmp/x") and not file_io.is_local(root)
+    assert file_io.is_local("/tmp/x") and file_io.is_local("vocab.txt") and not file_io.is_local(root)
+    assert not file_io.is_local("file:///tmp/x")  # a URL: gfile reads it, `open` and `os.path` would not
     assert file_io.temp_sibling(f"{root}/models/1").startswith(f"{root}/models/.1.tmp-")
     assert file_io.same_file(f"{root}/a/", f"{root}/a") and not file_io.same_file(f"{root}/a", f"{root}/b")
 

@@ -18,7 +18,7 @@ def heldout_batches(run: pathlib.Path, files: list[str], max_instances: int = 20
     feature batches."""
     from kbert.pretraining_data import CreatePretrainingDataConfig
     from kbert.pretraining_data.heldout import heldout_from_text
-    from kbert.pretraining_data.tfrecords import read_pretraining_metadata
+    from kbert.pretraining_data.shards import read_pretraining_metadata
     from kbert.text import load_tokenizer
 
     data = read_pretraining_metadata(data or run / "data")

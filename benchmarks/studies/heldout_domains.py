@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import kbert
     from benchmarks.common.masked_lm_eval import accuracy_by_input, heldout_batches
-    from kbert.pretraining_data.tfrecords import read_pretraining_metadata
+    from kbert.pretraining_data.shards import read_pretraining_metadata
 
     run = pathlib.Path(args.run)
     language = read_pretraining_metadata(run / "data")["language"]

@@ -52,7 +52,7 @@ def export(data: str, heldout_text: str, out: str, max_heldout: int = 2048) -> d
     from kbert.pretraining_data import CreatePretrainingDataConfig
     from kbert.pretraining_data.heldout import heldout_from_text
     from kbert.pretraining_data.static_masking import continuation_flags, mask_token_id, special_token_ids
-    from kbert.pretraining_data.tfrecords import read_pretraining_metadata, tfrecord_files
+    from kbert.pretraining_data.shards import read_pretraining_metadata, tfrecord_files
     from kbert.text import load_tokenizer
     from kbert.text.bert_tokenizer import read_vocabulary
 

@@ -153,7 +153,7 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
     """
     from kbert.cli.main import main
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
-    from kbert.training.pretrain import PretrainConfig, pretrain
+    from kbert import PretrainConfig, pretrain
 
     spec = LANGUAGES[args.lang]
     paths = args.recipe or [REPO / "recipes" / name for name in spec["recipes"]]

@@ -33,8 +33,9 @@ def time_variant(data: str, batch_size: int, variant: str, rounds: int, steps: i
     from kbert.config import BertConfig
     from kbert.models.bert_encoder import BertEncoder
     from kbert.models.bert_pretrainer import BertPretrainer
-    from kbert.pretraining_data.tfrecords import load_pretraining_dataset, read_pretraining_metadata
     from kbert.optim import create_optimizer
+    from kbert.pretraining_data.shards import read_pretraining_metadata
+    from kbert.pretraining_data.tfrecords import load_pretraining_dataset
     from kbert.training.mixed_precision import set_mixed_precision
 
     policy, jit_compile = {**VARIANTS, **KERAS_HUB_CALL}[variant]

@@ -26,7 +26,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 def continue_with(objective: str, args: argparse.Namespace, run: pathlib.Path, work: pathlib.Path) -> dict:
     """Builds `objective` data from the run's training text, continues the run's model on it, reads the curve."""
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data
-    from kbert.training.pretrain import PretrainConfig, pretrain
+    from kbert import PretrainConfig, pretrain
 
     data = work / f"data_{objective}"
     if not (data / "metadata.json").exists():

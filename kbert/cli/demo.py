@@ -127,7 +127,8 @@ def pretrain_from_scratch(out: str, steps: int) -> dict:
     import kbert
     import kbert.file_io as file_io
     from kbert.pretraining_data import CreatePretrainingDataConfig, create_pretraining_data, split_sentences
-    from kbert.training.pretrain import PretrainConfig, pretrain
+    from kbert.training.pretrain import pretrain
+    from kbert.training.pretrain_config import PretrainConfig
 
     _section(f"6. Pretrain a tiny BERT from scratch ({steps} steps of masked LM + NSP on Python's docs)")
     directory = file_io.join(out, "pretraining")

@@ -55,7 +55,7 @@ def read_export_config(export: str | os.PathLike) -> dict[str, Any]:
         ValueError: the config file is not a JSON object.
     """
     path = config_path(export)
-    if "://" in path:
+    if not file_io.is_local(path):
         config = file_io.read_json(path) if file_io.isfile(path) else {}
     else:
         # A local file is read with `open`: running a local `.tflite` file loads no TensorFlow (gfile).

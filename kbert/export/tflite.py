@@ -33,7 +33,7 @@ def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | Non
         return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=path_or_bytes,
                                         num_threads=num_threads)
     path = file_io.fspath(path_or_bytes)
-    if file_io.is_local(path) and "://" not in path:
+    if file_io.is_local(path):
         # LiteRT reads a local file itself, so `kbert predict model.tflite` loads no TensorFlow.
         if not os.path.isfile(path):
             raise FileNotFoundError(f"TFLite file not found: {path}")

@@ -30,7 +30,7 @@ _EXPORTS = {
     "StaticMasker": "kbert.pretraining_data.static_masking",
     "text_pretraining_dataset": "kbert.pretraining_data.text_dataset",
     "load_pretraining_dataset": "kbert.pretraining_data.tfrecords",
-    "read_pretraining_metadata": "kbert.pretraining_data.tfrecords",
+    "read_pretraining_metadata": "kbert.pretraining_data.shards",
     "segment_chinese_words": "kbert.pretraining_data.tokenization",
     "tokenize_documents": "kbert.pretraining_data.tokenization",
     "tokenizer_fn": "kbert.pretraining_data.tokenization",

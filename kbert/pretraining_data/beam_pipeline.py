@@ -158,7 +158,7 @@ def _write_metadata(counts: Sequence[tuple[int, int]], output: str, settings: di
     """Writes `pretraining_data.json` (last: a directory without it is unfinished); returns the count."""
     import tensorflow as tf
 
-    from kbert.pretraining_data.tfrecords import FORMAT, METADATA_FILE, VOCAB_FILE
+    from kbert.pretraining_data.shards import FORMAT, METADATA_FILE, VOCAB_FILE
 
     names = [shard_name(i, len(counts)) for i in range(len(counts))]
     records = dict(counts)
@@ -244,8 +244,8 @@ def create_pretraining_data_beam(config, pipeline_args: Sequence[str] = ()) -> d
     import tensorflow as tf
 
     from kbert.pretraining_data.corpus import TFDS_PREFIX, expand_inputs
+    from kbert.pretraining_data.shards import METADATA_FILE, VOCAB_FILE
     from kbert.pretraining_data.static_masking import mask_token_id
-    from kbert.pretraining_data.tfrecords import METADATA_FILE, VOCAB_FILE
     from kbert.text.bert_tokenizer import read_vocabulary
 
     config.validate()

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from kbert.pretraining_data.tfrecords import tfrecord_files
+from kbert.pretraining_data.shards import tfrecord_files
 
 
 def record_stats(directory: str | os.PathLike) -> dict:

@@ -11,7 +11,8 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
-from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length, static_batch
+from kbert.data_pipeline import (as_written, check_fixed_padding, default_pad_multiple, index_batches, pad_to_multiple,
+                                 static_batch)
 from kbert.tasks.example import Example
 from kbert.text.bert_preprocessor import BertPreprocessor
 
@@ -56,31 +57,6 @@ def encode_labels(
             )
         ids.append(index_of[str(label)])
     return np.asarray(ids, np.int32)
-
-
-def check_fixed_shapes(preprocessor: BertPreprocessor, drop_remainder: bool) -> None:
-    """Raises ValueError when fixed-size batches (`drop_remainder`) meet a dynamically padding preprocessor."""
-    if drop_remainder and preprocessor.padding != "fixed":
-        raise ValueError("fixed-shape batches (drop_remainder) need a BertPreprocessor with padding='fixed', "
-                         f"got padding={preprocessor.padding!r}")
-
-
-def pad_to_multiple(inputs: dict[str, tf.Tensor], multiple: int, maximum: int, fill: dict | None = None):
-    """Pads dynamically padded (batch, L) features on the right to a multiple of `multiple` (<= maximum).
-
-    Rounding batch lengths up keeps the number of distinct shapes small (XLA compiles once per shape);
-    `multiple` 1 returns the features as they are.
-    """
-    if multiple <= 1:
-        return inputs
-    fill = fill or {}
-    length = tf.shape(inputs["token_ids"])[1]
-    target = tf.maximum(padded_length(length, multiple, maximum), length)
-    out = {}
-    for name, value in inputs.items():
-        pad = tf.constant(fill.get(name, 0), value.dtype) if value.dtype != tf.bool else False
-        out[name] = tf.pad(value, [[0, 0], [0, target - length]], constant_values=pad)
-    return out
 
 
 def classification_dataset(
@@ -128,7 +104,7 @@ def classification_dataset(
     """
     if not examples:
         raise ValueError("no examples")
-    check_fixed_shapes(preprocessor, drop_remainder)
+    check_fixed_padding(preprocessor.padding, drop_remainder)
     group_by_length = group_by_length and not drop_remainder  # every row is padded to the full length anyway
     pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
     texts = [str(e["text"]) for e in examples]

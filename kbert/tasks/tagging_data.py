@@ -13,8 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.constants import IGNORE_LABEL
-from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, static_batch
-from kbert.tasks.classification_data import check_fixed_shapes, pad_to_multiple
+from kbert.data_pipeline import (as_written, check_fixed_padding, default_pad_multiple, index_batches, pad_to_multiple,
+                                 static_batch)
 from kbert.tasks.example import Example
 from kbert.text.bert_preprocessor import BertPreprocessor
 
@@ -113,7 +113,7 @@ def tagging_dataset(
     """
     if not examples:
         raise ValueError("no sentences")
-    check_fixed_shapes(preprocessor, drop_remainder)
+    check_fixed_padding(preprocessor.padding, drop_remainder)
     group_by_length = group_by_length and not drop_remainder
     pad_multiple = default_pad_multiple() if pad_multiple is None else pad_multiple
     lengths = [len(e["words"]) for e in examples]

@@ -13,18 +13,17 @@ TensorBoard scalars under `out/logs/heldout`.
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS, BertConfig
-from kbert.training.pretrain_config import PretrainConfig  # noqa: F401  (re-exported)
+from kbert.training.pretrain_config import PretrainConfig
 
 
 def _is_tfrecord_dir(path: str) -> bool:
     from kbert.pretraining_data.tfrecords import METADATA_FILE
 
-    return file_io.isdir(path) and file_io.isfile(os.path.join(path, METADATA_FILE))
+    return file_io.isdir(path) and file_io.isfile(file_io.join(path, METADATA_FILE))
 
 
 def _tokenizer(config: PretrainConfig, vocab_dir: str | None):
@@ -70,7 +69,7 @@ def _dataset(config: PretrainConfig, global_batch: int):
         tokenizer = _tokenizer(
             dataclasses.replace(config, lowercase=metadata.get("lowercase") if config.lowercase is None
                                 else config.lowercase),
-            os.path.join(config.train, metadata.get("vocab_file", "vocab.txt")),
+            file_io.join(config.train, metadata.get("vocab_file", "vocab.txt")),
         )
         dataset = load_pretraining_dataset(config.train, global_batch, repeat=True, seed=config.seed)
         return dataset, tokenizer, objective, _data_config(config, metadata, objective)

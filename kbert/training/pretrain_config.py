@@ -1,7 +1,6 @@
 """`PretrainConfig`: the settings of `kbert.training.pretrain.pretrain`, in a module without TensorFlow.
 
 Its fields are `kbert pretrain`'s flags, so `kbert pretrain --help` reads them without loading TensorFlow.
-`kbert.training.pretrain` re-exports it.
 """
 
 from __future__ import annotations

@@ -18,11 +18,9 @@ Without TF_CONFIG (one process) every helper returns the path it is given.
 from __future__ import annotations
 
 import atexit
-import os
 import tempfile
 
-import tensorflow as tf
-
+import kbert.file_io as file_io
 from kbert.training.strategy import is_chief, read_tf_config
 
 _SCRATCH: list[str] = []
@@ -42,10 +40,10 @@ def _scratch(name: str) -> str:
     # to the chief's outputs.
     root = tempfile.mkdtemp(prefix=f"kbert-{_worker_name()}-")
     _SCRATCH.append(root)
-    return os.path.join(root, name or "out")
+    return file_io.join(root, name or "out")
 
 
-def write_dir(path: str | os.PathLike) -> str:
+def write_dir(path: file_io.PathLike) -> str:
     """Where this worker writes what belongs at `path`: `path` itself on the chief, else scratch.
 
     Args:
@@ -59,13 +57,13 @@ def write_dir(path: str | os.PathLike) -> str:
     >>> write_dir("/tmp/run/checkpoints")  # one process: the chief
     '/tmp/run/checkpoints'
     """
-    path = os.fspath(path)
+    path = file_io.fspath(path)
     if is_chief():
         return path
-    return _scratch(os.path.basename(path.rstrip("/")))
+    return _scratch(file_io.basename(path))
 
 
-def backup_copy(backup_dir: str | os.PathLike) -> str:
+def backup_copy(backup_dir: file_io.PathLike) -> str:
     """The directory this worker's `keras.callbacks.BackupAndRestore` reads and writes.
 
     The chief uses `backup_dir`, the run's backup. Another worker gets a temporary directory holding
@@ -82,21 +80,19 @@ def backup_copy(backup_dir: str | os.PathLike) -> str:
     >>> backup_copy("/tmp/run/backup")  # one process: the chief
     '/tmp/run/backup'
     """
-    backup_dir = os.fspath(backup_dir)
+    backup_dir = file_io.fspath(backup_dir)
     if is_chief():
         return backup_dir
-    scratch = _scratch(os.path.basename(backup_dir.rstrip("/")))
-    tf.io.gfile.makedirs(scratch)
+    scratch = _scratch(file_io.basename(backup_dir))
+    file_io.makedirs(scratch)
     for name in _BACKUP_FILES:
-        source = tf.io.gfile.join(backup_dir, name)
-        if tf.io.gfile.exists(source):
-            tf.io.gfile.copy(source, os.path.join(scratch, name), overwrite=True)
+        source = file_io.join(backup_dir, name)
+        if file_io.exists(source):
+            file_io.copy(source, file_io.join(scratch, name), overwrite=True)
     return scratch
 
 
 def remove_scratch() -> None:
     """Deletes the temporary directories this process made for `write_dir` and `backup_copy`."""
     while _SCRATCH:
-        root = _SCRATCH.pop()
-        if tf.io.gfile.exists(root):
-            tf.io.gfile.rmtree(root)
+        file_io.rmtree(_SCRATCH.pop())

@@ -7,10 +7,10 @@ import pytest
 import tensorflow as tf
 
 from kbert.pretraining_data.instances import PretrainingInstance
+from kbert.pretraining_data.shards import (CorruptTFRecordError, naming_corrupt_file, read_pretraining_metadata,
+                                           tfrecord_files, verify_tfrecords)
 from kbert.pretraining_data.text_dataset import instance_arrays
-from kbert.pretraining_data.tfrecords import (
-    CorruptTFRecordError, load_pretraining_dataset, naming_corrupt_file, read_pretraining_metadata,
-    tfrecord_files, verify_tfrecords, write_pretraining_tfrecords)
+from kbert.pretraining_data.tfrecords import load_pretraining_dataset, write_pretraining_tfrecords
 
 SETTINGS = {"masking": "static", "sequence_length": 8, "max_predictions_per_seq": 2, "objective": "nsp"}
 

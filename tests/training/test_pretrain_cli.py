@@ -161,7 +161,7 @@ def test_pretrain_errors_are_named(corpus, capsys):
 
 
 def test_config_file_fields(tmp_path):
-    from kbert.training.pretrain import PretrainConfig
+    from kbert.training.pretrain_config import PretrainConfig
 
     (tmp_path / "run.yaml").write_text("train: data\nsteps: 7\nhidden_size: 64\nmodel:\n  num_hidden_layers: 3\n")
     config = PretrainConfig.from_file(tmp_path / "run.yaml", steps=9, out="o")

@@ -78,7 +78,7 @@ def test_pretrain_tpu_strategy_forces_xla(corpus, compiled, monkeypatch):  # noq
 
 
 def test_steps_per_execution_must_divide_the_intervals(corpus):  # noqa: F811
-    from kbert.training.pretrain import PretrainConfig
+    from kbert.training.pretrain_config import PretrainConfig
 
     with pytest.raises(ValueError, match="save_every_steps .* must divide by steps_per_execution"):
         PretrainConfig(train="x", out="y", steps=100, save_every_steps=10, steps_per_execution=4).validate()

@@ -36,7 +36,7 @@ def test_timed_phases_fill_their_share_whatever_their_recipes_say():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_committed_recipes_load_and_fit_the_hour(lang):
     from benchmarks.studies.pretrain_quality import LANGUAGES, REPO
-    from kbert.training.pretrain import PretrainConfig
+    from kbert.training.pretrain_config import PretrainConfig
 
     recipes = [PretrainConfig.from_file(REPO / "recipes" / name, train="data", out="out")
                for name in LANGUAGES[lang]["recipes"]]

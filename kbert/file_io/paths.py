@@ -1,11 +1,10 @@
 """Path names at any TensorFlow path, local or `scheme://`: joining, splitting and comparing, no I/O.
 
-Split from `kbert.file_io`, which re-exports every name here (`file_io.join`, `file_io.dirname`, ...):
-these helpers only read the string, so they work the same on a local path, `gs://`, `hdfs://` and
-`ram://`, and need no TensorFlow.
+These helpers only read the string, so they work the same on a local path, `gs://`, `hdfs://` and
+`ram://`, and need no TensorFlow. Use them as `kbert.file_io.join`, `kbert.file_io.dirname`, ...
 
 Example:
-    >>> from kbert.file_paths import dirname, join
+    >>> from kbert.file_io import dirname, join
     >>> join("gs://bucket/run", "ckpt")
     'gs://bucket/run/ckpt'
     >>> dirname("gs://bucket")
@@ -27,9 +26,12 @@ def fspath(path: PathLike) -> str:
 
 
 def is_local(path: PathLike) -> bool:
-    """True for a path on the local file system (no `scheme://`, or `file://`)."""
-    path = fspath(path)
-    return "://" not in path or path.startswith("file://")
+    """True for a path the operating system opens as it is: no `scheme://`.
+
+    kbert takes local shortcuts only on such a path (an atomic rename, `os.path`, a library that opens the
+    file itself); any URL, `file://` included, goes through `tf.io.gfile`, which reads them all.
+    """
+    return "://" not in fspath(path)
 
 
 def join(*parts: PathLike) -> str:
@@ -50,7 +52,6 @@ def dirname(path: PathLike) -> str:
     if sep and "/" not in rest:
         return scheme + sep  # "gs://bucket" -> "gs://"
     return posixpath.dirname(path) or "."
-
 
 
 def same_file(a: PathLike, b: PathLike) -> bool:

@@ -1,7 +1,7 @@
 """`glob` at any TensorFlow path, with `**` for any number of directories (as `glob.glob(recursive=True)`).
 
 `tf.io.gfile.glob` has no `**`: a pattern with one is matched here against every path under the part of
-the pattern before the first wildcard, walked with `tf.io.gfile.walk`. `kbert.file_io` re-exports `glob`.
+the pattern before the first wildcard, walked with `tf.io.gfile.walk`. Use it as `kbert.file_io.glob`.
 
 Example:
     >>> import kbert.file_io as file_io
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from kbert.file_paths import PathLike, dirname, fspath, join
+from kbert.file_io.paths import PathLike, dirname, fspath, join
 
 
 def _glob_regex(pattern: str) -> re.Pattern:

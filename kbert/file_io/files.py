@@ -1,24 +1,6 @@
-"""Files at any TensorFlow path: local, `gs://`, `hdfs://`, `ram://`, all through `tf.io.gfile`.
+"""Reading, writing, listing and moving files at any TensorFlow path, through `tf.io.gfile`.
 
-Every file kbert reads or writes goes through these helpers (or an API built on `tf.io.gfile`, such as
-`tf.data.TFRecordDataset`, `tf.saved_model` or `tf.summary`), so a path a user gives may be a cloud
-URL. Errors name the path as it was given: a missing `ram://bucket/x` raises `FileNotFoundError` naming
-`ram://bucket/x`, not TensorFlow's `NotFoundError`.
-
-Path names (`join`, `dirname`, `is_local`, ...) come from `kbert.file_paths`, `glob` (with `**`) from
-`kbert.file_glob`; both are re-exported here.
-
-Object stores have no real directories: `write_bytes` and `write_text` create the parent first (on
-`ram://` only created directories are listed), and `move_dir` renames file by file where a directory
-rename is not one atomic step (everywhere but the local disk).
-
-Example:
-    >>> import kbert.file_io as file_io
-    >>> file_io.write_text("ram://kbert-doc/a/b.txt", "hello\\n")
-    >>> file_io.read_text("ram://kbert-doc/a/b.txt")
-    'hello\\n'
-    >>> file_io.glob("ram://kbert-doc/**/*.txt")
-    ['ram://kbert-doc/a/b.txt']
+`kbert.file_io` is this module's public surface; see its docstring.
 """
 
 from __future__ import annotations
@@ -28,16 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-# Path names (`kbert.file_paths`, no I/O) and `glob` (`kbert.file_glob`) are part of this module's API too.
-from kbert.file_glob import glob
-from kbert.file_paths import PathLike, basename, dirname, fspath, is_local, join, same_file, temp_sibling
-
-__all__ = [
-    "PathLike", "basename", "copy", "dirname", "exists", "fspath", "glob", "is_local", "isdir", "isfile",
-    "iter_lines", "join", "listdir", "load_keras_model", "makedirs", "move_dir", "open_file", "read_bytes",
-    "read_json", "read_text", "remove", "rename", "rmtree", "same_file", "size", "temp_sibling", "text_stream",
-    "walk", "write_bytes", "write_json", "write_text",
-]
+from kbert.file_io.paths import PathLike, dirname, fspath, is_local, join
 
 
 class _LazyTF:
@@ -97,15 +70,20 @@ def listdir(path: PathLike) -> list[str]:
         raise FileNotFoundError(f"directory not found: {fspath(path)}") from None
 
 
+def _make_parent(path: str) -> None:
+    """Creates the directory `path` goes in, if missing (never a bare scheme such as "gs://")."""
+    parent = dirname(path)
+    if not parent.endswith("://") and not _tf.gfile.exists(parent):
+        _tf.gfile.makedirs(parent)
+
+
 def open_file(path: PathLike, mode: str = "r") -> "tf.io.gfile.GFile":
     """A `tf.io.gfile.GFile`; reading a missing file raises `FileNotFoundError` naming it."""
     path = fspath(path)
     if "r" in mode and not _tf.gfile.exists(path):
         raise FileNotFoundError(f"file not found: {path}")
     if any(m in mode for m in "wa"):
-        parent = dirname(path)
-        if not parent.endswith("://") and not _tf.gfile.exists(parent):
-            _tf.gfile.makedirs(parent)
+        _make_parent(path)
     return _tf.gfile.GFile(path, mode)
 
 
@@ -193,9 +171,7 @@ def copy(src: PathLike, dst: PathLike, overwrite: bool = True) -> None:
     src, dst = fspath(src), fspath(dst)
     if not _tf.gfile.exists(src):
         raise FileNotFoundError(f"file not found: {src}")
-    parent = dirname(dst)
-    if not parent.endswith("://") and not _tf.gfile.exists(parent):
-        _tf.gfile.makedirs(parent)
+    _make_parent(dst)
     _tf.gfile.copy(src, dst, overwrite=overwrite)
 
 
