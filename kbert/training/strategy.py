@@ -29,8 +29,7 @@ from typing import Any, Literal
 
 import tensorflow as tf
 
-StrategyName = Literal["auto", "one_device", "mirrored", "multi_worker", "tpu"]
-STRATEGY_NAMES: tuple[str, ...] = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
+from kbert.constants import STRATEGY_NAMES, StrategyName
 
 
 def read_tf_config() -> dict[str, Any]:

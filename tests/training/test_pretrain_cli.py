@@ -173,11 +173,3 @@ def test_config_file_fields(tmp_path):
     with pytest.raises(ValueError, match="dropout must be in"):
         PretrainConfig(train="data", out="o", dropout=1.0).validate()
 
-
-def test_config_file_with_the_old_keys_still_loads(tmp_path):
-    from kbert.training.pretrain_config import PretrainConfig
-
-    (tmp_path / "old.json").write_text(json.dumps({"train_data": "data", "max_seq_length": 64, "steps": 3}))
-    with pytest.warns(FutureWarning, match="train_data is deprecated; use train"):
-        config = PretrainConfig.from_file(tmp_path / "old.json")
-    assert (config.train, config.sequence_length, config.steps) == ("data", 64, 3)
