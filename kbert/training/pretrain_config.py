@@ -29,9 +29,9 @@ class PretrainConfig:
     `heldout_max_instances` instances. `encoding_errors` applies to raw-text `train` and
     `heldout_text` ("strict", "replace" or "ignore"). `max_minutes` stops training after that much wall
     time even if `steps` are not done (the learning-rate schedule still follows `steps`).
-    `dropout` sets both dropout rates for this run only: the saved model keeps the rates of its preset,
-    `model` or `init`, the ones fine-tuning uses (a short run of a small model underfits, and learns
-    faster and steps faster without dropout).
+    `encoder_dropout` sets both dropout rates of the encoder for this run only: the saved model keeps the
+    rates of its preset, `model` or `init`, the ones fine-tuning uses (a short run of a small model
+    underfits, and learns faster and steps faster without dropout).
     `jit_compile` compiles the whole train step (and the held-out evaluation step) as one XLA program at
     fixed shapes, as a TPU runs it (always on with `strategy="tpu"`): the training batches are whole
     (`drop_remainder`) and repeat, the held-out set drops its short last batch, and an op XLA cannot
@@ -58,8 +58,8 @@ class PretrainConfig:
     model: dict[str, Any] = dataclasses.field(default_factory=dict, metadata={"cli": False})
     init: str | None = dataclasses.field(default=None, metadata={
         "help": "checkpoint directory to start from (HF, Google or kbert), e.g. phase 1 of a two-phase run"})
-    dropout: float | None = dataclasses.field(default=None, metadata={
-        "help": "both dropout rates while pretraining (0 suits a short run of a small model); "
+    encoder_dropout: float | None = dataclasses.field(default=None, metadata={
+        "help": "both dropout rates of the encoder while pretraining (0 suits a short run of a small model); "
                 "the saved model keeps its own rates for fine-tuning"})
     vocab: str | None = dataclasses.field(default=None, metadata={
         "help": "vocab.txt for raw text (TFRecords directories carry their own)"})
@@ -162,8 +162,8 @@ class PretrainConfig:
             raise ValueError(f"keep_checkpoints must be >= 0 (0 keeps all), got {self.keep_checkpoints}")
         if self.heldout_text and self.heldout_data:
             raise ValueError("give heldout_text or heldout_data, not both")
-        if self.dropout is not None and not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.encoder_dropout is not None and not 0 <= self.encoder_dropout < 1:
+            raise ValueError(f"encoder_dropout must be in [0, 1), got {self.encoder_dropout}")
         if self.steps_per_execution < 1:
             raise ValueError(f"steps_per_execution must be >= 1, got {self.steps_per_execution}")
         batches = {"save_every_steps": min(self.save_every_steps, self.steps), "steps": self.steps}
