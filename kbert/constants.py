@@ -3,6 +3,8 @@
 This module imports nothing from kbert, so every tier (text, data, models, training, export) may use it.
 """
 
+from typing import Literal, get_args
+
 # BERT's special tokens. Ids are looked up in each vocabulary: Google's vocabularies put them at 0, 100,
 # 101, 102, 103; vocabularies learned by `kbert vocab` at 0-4.
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
@@ -17,3 +19,12 @@ IGNORE_LABEL = -100
 # Sentence-level pretraining objectives: next-sentence prediction (BERT), sentence-order prediction
 # (ALBERT), or masked LM alone.
 OBJECTIVES = ("nsp", "sop", "none")
+
+# Keras' `verbose` of `fit` and `evaluate`, the `--verbose` of the training commands: 0 prints no progress,
+# 1 a progress bar, 2 one line per epoch (pretraining: per checkpoint interval), which suits a log file.
+VERBOSITIES = (0, 1, 2)
+VERBOSE_HELP = "progress output: 0 none, 1 a progress bar, 2 one line per epoch (for log files)"
+
+# `tf.distribute` strategies by name (`kbert.training.strategy.get_strategy`, the `--strategy` of training).
+StrategyName = Literal["auto", "one_device", "mirrored", "multi_worker", "tpu"]
+STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)

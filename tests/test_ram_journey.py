@@ -138,14 +138,14 @@ def test_whole_journey_on_ram(tmp_path, monkeypatch, capsys):
         assert main(["finetune", "classify", "--preset", "tiny", "--vocab", files["vocab"], "--train",
                      files["train"], "--validation", files["dev"], "--text-column", "sentence",
                      "--sequence-length", "16", "--epochs", "1",
-                     "--batch-size", "8", "--out", model_dir, "--quiet"]) == 0
+                     "--batch-size", "8", "--out", model_dir, "--verbose", "0"]) == 0
         metrics = json.loads(tf.io.gfile.GFile(f"{model_dir}/metrics.json").read())
         assert tf.io.gfile.exists(f"{model_dir}/model.keras") and metrics["num_examples"] == 6
         steps.append("finetune")
 
         # 2. evaluate the model directory
         capsys.readouterr()
-        assert main(["evaluate", model_dir, "--input", files["dev"], "--quiet"]) == 0
+        assert main(["evaluate", model_dir, "--input", files["dev"], "--verbose", "0"]) == 0
         assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(metrics["accuracy"])
         steps.append("evaluate")
 

@@ -90,7 +90,7 @@ def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | No
                 argv = ["finetune", command, *source, "--train", str(train), "--validation", str(validation),
                         *flags, *([] if "--epochs" in flags else ["--epochs", str(args.finetune_epochs)]),
                         "--batch-size", "32", "--mixed-precision", "none",  # float32, as recorded
-                        "--learning-rate", str(args.finetune_learning_rate), "--seed", str(seed), "--quiet",
+                        "--learning-rate", str(args.finetune_learning_rate), "--seed", str(seed), "--verbose", "0",
                         "--out", str(out)]
                 if args.max_train_examples:
                     argv += ["--max-train-examples", str(args.max_train_examples)]

@@ -41,7 +41,7 @@ def continue_with(objective: str, args: argparse.Namespace, run: pathlib.Path, w
         batch_size=args.batch_size, learning_rate=args.learning_rate, warmup_steps=args.steps // 10,
         sequence_length=args.max_seq_length, layout="paragraphs", heldout_text=str(run / "heldout" / "*.txt"),
         heldout_max_instances=args.heldout_max_instances, save_every_steps=max(1, args.steps // args.evaluations),
-        seed=args.seed, dropout=args.dropout, verbose=2, mixed_precision="none"))  # float32, as recorded
+        seed=args.seed, encoder_dropout=args.dropout, verbose=2, mixed_precision="none"))  # float32, as recorded
     curve = [json.loads(p.read_text()) for p in sorted((out / "heldout").glob("step_*.json"))]
     return {"steps": [c["step"] for c in curve],
             "sentence_accuracy": [c["sentence_accuracy"] for c in curve],

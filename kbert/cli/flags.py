@@ -2,8 +2,8 @@
 
 Every command that takes a settings object (`FinetuneConfig` and a task's settings, `PretrainConfig`,
 `CreatePretrainingDataConfig`) builds its flags here, so a field's name is its flag (`sequence_length` is
-`--sequence-length`) and its default stays the dataclass's. A flag that was renamed keeps working for one
-release as a hidden alias that prints `warning: --old-name is deprecated; use --new-name` on stderr.
+`--sequence-length`) and its default stays the dataclass's; its help text and choices live in the field's
+metadata.
 
 This module imports no TensorFlow: `kbert COMMAND --help` stays fast.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
+import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
@@ -37,61 +37,41 @@ def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _kind(hint: str) -> dict[str, Any]:
-    """argparse keywords for a field of type `hint` (the annotation as text)."""
-    if "bool" in hint:
-        return {"action": argparse.BooleanOptionalAction}
-    if "Sequence[int]" in hint or "tuple[int, int]" in hint:
-        return {"type": parse_range, "metavar": "START:STOP"}
-    if "[str]" in hint:  # list[str], Sequence[str]
-        return {"type": str, "nargs": "+"}
-    if "int" in hint and "str" in hint:
+def _members(hint: Any) -> tuple[Any, ...]:
+    """The types a union annotation allows, None left out: `int | str | None` -> (int, str)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return tuple(t for t in typing.get_args(hint) if t is not type(None))
+    return (hint,)
+
+
+def _kind(hint: Any) -> dict[str, Any]:
+    """argparse keywords for a field annotated `hint` (a type, as `typing.get_type_hints` resolves it)."""
+    members = _members(hint)
+    if set(members) == {int, str}:
         return {"type": parse_column}
-    if "int" in hint:
-        return {"type": int}
-    if "float" in hint:
-        return {"type": float}
-    return {"type": str}
+    if len(members) != 1:
+        raise TypeError(f"no flag type for the annotation {hint}")
+    (kind,) = members
+    if kind is bool:
+        return {"action": argparse.BooleanOptionalAction}
+    if kind in (int, float, str):
+        return {"type": kind}
+    origin, items = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (tuple, Sequence) and set(items) == {int}:  # tuple[int, int], Sequence[int]
+        return {"type": parse_range, "metavar": "START:STOP"}
+    if origin in (list, Sequence) and items == (str,):  # list[str], Sequence[str]
+        return {"type": str, "nargs": "+"}
+    raise TypeError(f"no flag type for the annotation {hint}")
 
 
-class _DeprecatedAlias(argparse.Action):
-    """A hidden old flag: sets the new flag's field and prints a deprecation warning on stderr."""
-
-    def __init__(self, option_strings, dest, new_flag: str, const=None, **kwargs) -> None:
-        self.new_flag = new_flag
-        super().__init__(option_strings, dest, const=const, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        print(f"warning: {option_string} is deprecated; use {self.new_flag}", file=sys.stderr)
-        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
-
-
-def add_alias(parser: argparse.ArgumentParser | argparse._ActionsContainer, old: str, name: str,
-              hint: str = "str") -> None:
-    """Adds the hidden flag `--OLD` that sets field `name` (flag `--NAME`) with a deprecation warning.
-
-    Args:
-        parser: the parser (or argument group) to add it to.
-        old: str. The old flag without dashes, e.g. "output" or "max_seq_length".
-        name: str. The field it sets.
-        hint: str. The field's annotation as text (a bool alias takes no value and sets True).
-    """
-    kind = _kind(hint)
-    kind.pop("metavar", None)
-    if kind.pop("action", None) is not None:
-        kind = {"nargs": 0, "const": True}
-    parser.add_argument(flag_name(old), dest=name, action=_DeprecatedAlias, new_flag=flag_name(name),
-                        default=None, help=argparse.SUPPRESS, **kind)
-
-
-def cli_fields(cls: type, skip: Iterable[str] = ()) -> list[tuple[dataclasses.Field, str]]:
-    """The fields of dataclass `cls` that are flags, with their annotations as text.
+def cli_fields(cls: type, skip: Iterable[str] = ()) -> list[tuple[dataclasses.Field, Any]]:
+    """The fields of dataclass `cls` that are flags, with their annotations resolved to types.
 
     A field is left out when its metadata has `cli=False` or its name is in `skip`.
     """
     hints = typing.get_type_hints(cls)
     skip = set(skip)
-    return [(f, str(hints[f.name])) for f in dataclasses.fields(cls)
+    return [(f, hints[f.name]) for f in dataclasses.fields(cls)
             if f.metadata.get("cli", True) and f.name not in skip]
 
 
@@ -99,11 +79,8 @@ def add_dataclass_flags(
     parser: argparse.ArgumentParser | argparse._ActionsContainer,
     cls: type,
     *,
-    help: Mapping[str, str] | None = None,  # noqa: A002  (argparse's own word)
-    choices: Mapping[str, Iterable] | None = None,
     required: Iterable[str] = (),
     skip: Iterable[str] = (),
-    aliases: Mapping[str, str] | None = None,
 ) -> None:
     """Adds one flag per field of the dataclass `cls` to `parser`.
 
@@ -116,40 +93,32 @@ def add_dataclass_flags(
 
     Args:
         parser: the parser (or argument group) to add the flags to.
-        cls: type. A dataclass. A field's `metadata` may hold "help", "choices", "aliases" (its old flag
-            names, without dashes), "positional", "metavar", "nargs", "switch" and `cli=False` (no flag).
-        help: dict. Help texts by field name (over `metadata["help"]`).
-        choices: dict. Allowed values by field name (over `metadata["choices"]`).
-        required: field names that must be given (directly or by an alias).
+        cls: type. A dataclass. A field's `metadata` may hold "help", "choices", "positional", "metavar",
+            "nargs", "switch" and `cli=False` (no flag).
+        required: field names that must be given.
         skip: field names that get no flag.
-        aliases: dict. Old flag name -> field name: hidden flags that print a deprecation warning.
 
     Example:
         >>> @dataclasses.dataclass
         ... class Settings:
-        ...     out: str = ""
+        ...     out: str = dataclasses.field(default="", metadata={"help": "output directory"})
         ...     steps: int = 10
         >>> parser = argparse.ArgumentParser()
-        >>> add_dataclass_flags(parser, Settings, aliases={"output": "out"})
+        >>> add_dataclass_flags(parser, Settings)
         >>> collect(parser.parse_args(["--out", "run"]), Settings)
         {'out': 'run'}
     """
-    help, choices, required = dict(help or {}), dict(choices or {}), set(required)
-    old_names: dict[str, list[str]] = {}
-    for old, name in (aliases or {}).items():
-        old_names.setdefault(name, []).append(old)
+    required = set(required)
     for field, hint in cli_fields(cls, skip):
-        old_names.setdefault(field.name, []).extend(field.metadata.get("aliases", ()))
         kind = _kind(hint)
         switch = field.metadata.get("switch", False)
         if switch:
             kind = {"action": "store_true"}
         if "nargs" in field.metadata:
             kind["nargs"] = field.metadata["nargs"]
-        allowed = choices.get(field.name, field.metadata.get("choices"))
-        if allowed is not None:
-            kind["choices"] = list(allowed)
-        text = help.get(field.name, field.metadata.get("help", ""))
+        if "choices" in field.metadata:
+            kind["choices"] = list(field.metadata["choices"])
+        text = field.metadata.get("help", "")
         default = field.default if field.default is not dataclasses.MISSING else None
         if default not in (None, "", ()) and not switch and "default" not in text:
             text = f"{text} (default: {default})".strip()
@@ -158,18 +127,8 @@ def add_dataclass_flags(
             kind.pop("metavar", None)
             parser.add_argument(field.name, metavar=field.metadata.get("metavar"), help=text, **kind)
             continue
-        olds = old_names.get(field.name, [])
-        if field.name in required and olds:
-            # Either the flag or its old name: one of them is required.
-            group = parser.add_mutually_exclusive_group(required=True)
-            group.add_argument(flag_name(field.name), default=None, help=text, **kind)
-            for old in olds:
-                add_alias(group, old, field.name, hint)
-            continue
         parser.add_argument(flag_name(field.name), default=None, required=field.name in required, help=text,
                             **kind)
-        for old in olds:
-            add_alias(parser, old, field.name, hint)
 
 
 def collect(args: argparse.Namespace, cls: type, skip: Iterable[str] = ()) -> dict[str, Any]:

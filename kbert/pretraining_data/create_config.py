@@ -14,6 +14,7 @@ from kbert.pretraining_data.corpus import LAYOUTS
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
 
 MASKINGS = ("static", "dynamic")
+LANGUAGES = ("en", "zh")  # zh: words from jieba for whole-word masking
 
 
 @dataclasses.dataclass
@@ -46,26 +47,45 @@ class CreatePretrainingDataConfig:
         encoding_errors: str. "strict", "replace" or "ignore" for bytes that are not UTF-8.
     """
 
-    input: Sequence[str] = ()
-    vocab: str = ""
-    out: str = ""
-    sequence_length: int = 128
-    max_predictions_per_seq: int | None = None
-    masked_lm_prob: float = 0.15
-    short_seq_prob: float = 0.1
-    dupe_factor: int = 10
-    objective: str = "nsp"
-    whole_word_masking: bool = False
-    language: str = "en"
-    lowercase: bool = True
-    layout: str = "sentences"
-    masking: str = "static"
-    num_shards: int = 1
-    seed: int = 12345
-    document_buffer: int = 1000
-    tfds_split: str = "train"
-    tfds_text_key: str = "text"
-    encoding_errors: str = DEFAULT_ENCODING_ERRORS
+    input: Sequence[str] = dataclasses.field(default=(), metadata={
+        "help": "glob(s) of UTF-8 text files (quote them), or tfds:NAME for a local tfds dataset"})
+    vocab: str = dataclasses.field(default="", metadata={"help": "WordPiece vocab.txt; must contain [MASK]"})
+    out: str = dataclasses.field(default="", metadata={"help": "output directory for the TFRecord shards"})
+    sequence_length: int = dataclasses.field(default=128, metadata={
+        "help": "length of a packed instance in tokens"})
+    max_predictions_per_seq: int | None = dataclasses.field(default=None, metadata={
+        "help": "masked positions per instance (default: round(sequence_length * masked_lm_prob))"})
+    masked_lm_prob: float = dataclasses.field(default=0.15, metadata={"help": "fraction of tokens to predict"})
+    short_seq_prob: float = dataclasses.field(default=0.1, metadata={"help": "probability of a shorter instance"})
+    dupe_factor: int = dataclasses.field(default=10, metadata={
+        "help": "instances made from each document, with different chunks and masks (Google: 10)"})
+    objective: str = dataclasses.field(default="nsp", metadata={
+        "help": "nsp: next sentence (BERT); sop: sentence order (ALBERT); none: MLM only", "choices": OBJECTIVES})
+    whole_word_masking: bool = dataclasses.field(default=False, metadata={
+        "help": "mask all pieces of a word together (zh: words from jieba)"})
+    language: str = dataclasses.field(default="en", metadata={
+        "help": "zh: segment words with jieba for whole-word masking", "choices": LANGUAGES})
+    lowercase: bool = dataclasses.field(default=True, metadata={
+        "help": "uncased tokenization (--no-lowercase for cased vocabularies)"})
+    layout: str = dataclasses.field(default="sentences", metadata={
+        "help": "sentences: one sentence a line, blank line between documents; documents: one document a "
+                "line; paragraphs: a file is a document of blank-line separated paragraphs (books)",
+        "choices": LAYOUTS})
+    masking: str = dataclasses.field(default="static", metadata={
+        "help": "static: masks written into the records; dynamic: unmasked records, masked afresh every "
+                "epoch when read", "choices": MASKINGS})
+    num_shards: int = dataclasses.field(default=1, metadata={
+        "help": "output shards; records are shuffled over the whole corpus, then spread over them"})
+    seed: int = dataclasses.field(default=12345, metadata={
+        "help": "seed of instances, static masks and the order of the records"})
+    document_buffer: int = dataclasses.field(default=1000, metadata={
+        "help": "documents held at once (shuffle window and pool of random next sentences)"})
+    tfds_split: str = dataclasses.field(default="train", metadata={"help": "split of a tfds input"})
+    tfds_text_key: str = dataclasses.field(default="text", metadata={"help": "text feature of a tfds input"})
+    encoding_errors: str = dataclasses.field(default=DEFAULT_ENCODING_ERRORS, metadata={
+        "help": "bytes that are not UTF-8: replace (U+FFFD, which BERT's cleaning deletes), ignore (drop them, "
+                "as Google's script does) or strict (stop); a warning names each file with repaired lines and "
+                "how many", "choices": ENCODING_ERRORS})
 
     @property
     def predictions(self) -> int:
@@ -75,7 +95,7 @@ class CreatePretrainingDataConfig:
     def validate(self) -> None:
         """Raises a ValueError naming the first setting out of range."""
         choices = {"objective": OBJECTIVES, "layout": LAYOUTS, "masking": MASKINGS,
-                   "language": ("en", "zh"), "encoding_errors": ENCODING_ERRORS}
+                   "language": LANGUAGES, "encoding_errors": ENCODING_ERRORS}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}.")

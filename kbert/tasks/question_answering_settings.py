@@ -43,5 +43,4 @@ class QuestionAnsweringSettings(TaskSettings):
     train_articles: Sequence[int] | None = dataclasses.field(default=None, metadata={
         "help": "START:STOP articles of a SQuAD JSON train file (default: all)"})
     validation_articles: Sequence[int] | None = dataclasses.field(default=None, metadata={
-        "help": "START:STOP articles of the SQuAD JSON validation file (default: all)",
-        "aliases": ("articles",)})  # `kbert evaluate --articles`, deprecated
+        "help": "START:STOP articles of the SQuAD JSON validation file (default: all)"})

@@ -23,7 +23,7 @@ _EXPORTS = {
     "in_multi_worker_mode": "kbert.training.multi_worker",
     "patch_model_for_multi_worker": "kbert.training.multi_worker",
     "set_mixed_precision": "kbert.training.mixed_precision",
-    "STRATEGY_NAMES": "kbert.training.strategy",
+    "STRATEGY_NAMES": "kbert.constants",
     "get_strategy": "kbert.training.strategy",
     "is_chief": "kbert.training.strategy",
     "num_workers": "kbert.training.strategy",

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from kbert.constants import STRATEGY_NAMES, VERBOSE_HELP, VERBOSITIES
+from kbert.precision import MIXED_PRECISION_HELP, MIXED_PRECISIONS
+
+
 @dataclasses.dataclass
 class FinetuneConfig:
     """How to fine-tune: data, starting point and BERT's recipe. Field names are `kbert finetune`'s flags.
@@ -36,7 +40,7 @@ class FinetuneConfig:
             label in length order, interleaved in its share): dynamic padding then pads little. An epoch
             of 16 batches or fewer keeps random batches (sorted whole, it would be the same batches for
             every seed). False: plain random batches.
-        seed: shuffling and initialisation seed. verbose: 0 silences Keras' progress bars.
+        seed: shuffling and initialisation seed. verbose: Keras' progress output, 0, 1 or 2 (0: none).
         jit_compile: compile the whole train step as one XLA program at fixed shapes (what a TPU runs):
             batches padded to `sequence_length`, the short last batch dropped, no length grouping, the
             data repeated for `epochs` epochs of `examples // batch_size` steps (down to a multiple of
@@ -47,27 +51,50 @@ class FinetuneConfig:
             TPU_NAME).
     """
 
-    train: str
-    out: str
-    validation: str | None = None
-    init: str | None = None
-    preset: str = "tiny"
-    vocab: str | None = None
-    sequence_length: int = 128
-    epochs: int = 3
-    batch_size: int = 32
-    learning_rate: float = 5e-5
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    dropout: float = 0.1
-    feature_based: bool = False
-    strategy: str = "auto"
-    mixed_precision: str = "auto"
-    max_train_examples: int | None = None
-    max_validation_examples: int | None = None
-    group_by_length: bool = True
-    seed: int = 0
-    verbose: int = 1
-    jit_compile: bool = False
-    steps_per_execution: int = 1
-    tpu: str | None = None
+    train: str = dataclasses.field(metadata={"help": "training data: a file or tfds:NAME[:SPLIT]"})
+    out: str = dataclasses.field(metadata={"help": "model directory to write"})
+    validation: str | None = dataclasses.field(default=None, metadata={
+        "help": "validation data: a file or tfds:NAME[:SPLIT]"})
+    init: str | None = dataclasses.field(default=None, metadata={
+        "help": "pretrained checkpoint directory (HF, Google or kbert); without it training starts from "
+                "random weights of --preset"})
+    preset: str = dataclasses.field(default="tiny", metadata={
+        "help": "encoder size when there is no --init: a preset name (default tiny) or a checkpoint "
+                "directory, whose architecture is built with fresh weights"})
+    vocab: str | None = dataclasses.field(default=None, metadata={
+        "help": "vocab.txt for training from random weights (required without --init)"})
+    sequence_length: int = dataclasses.field(default=128, metadata={
+        "help": "packing length in tokens (the window length of a task that reads long texts in windows)"})
+    epochs: int = dataclasses.field(default=3, metadata={"help": "passes over the training data"})
+    batch_size: int = dataclasses.field(default=32, metadata={
+        "help": "global batch size: the examples of one step summed over all replicas (default 32)"})
+    learning_rate: float = dataclasses.field(default=5e-5, metadata={"help": "peak learning rate of AdamW"})
+    warmup_ratio: float = dataclasses.field(default=0.1, metadata={"help": "fraction of steps with linear warmup"})
+    weight_decay: float = dataclasses.field(default=0.01, metadata={
+        "help": "AdamW weight decay (not on LayerNorm and biases)"})
+    dropout: float = dataclasses.field(default=0.1, metadata={"help": "dropout before the head"})
+    feature_based: bool = dataclasses.field(default=False, metadata={
+        "help": "freeze the encoder, train the head only"})
+    strategy: str = dataclasses.field(default="auto", metadata={
+        "help": "tf.distribute strategy: multi_worker reads TF_CONFIG", "choices": STRATEGY_NAMES})
+    mixed_precision: str = dataclasses.field(default="auto", metadata={
+        "help": MIXED_PRECISION_HELP, "choices": MIXED_PRECISIONS})
+    max_train_examples: int | None = dataclasses.field(default=None, metadata={
+        "help": "use only the first N training examples"})
+    max_validation_examples: int | None = dataclasses.field(default=None, metadata={
+        "help": "use only the first N validation examples"})
+    group_by_length: bool = dataclasses.field(default=True, metadata={
+        "help": "batch training examples of similar length together, so batches pad less; with class labels, "
+                "every batch keeps their shares in the data; an epoch of up to 16 batches stays random "
+                "(default: on; --no-group-by-length for plain random batches)"})
+    seed: int = dataclasses.field(default=0, metadata={"help": "shuffling and initialisation seed"})
+    verbose: int = dataclasses.field(default=1, metadata={"help": VERBOSE_HELP, "choices": VERBOSITIES})
+    jit_compile: bool = dataclasses.field(default=False, metadata={
+        "help": "compile the whole train step as one XLA program at fixed shapes (what a TPU runs): batches "
+                "padded to --sequence-length, the last short batch dropped, no length grouping; an op XLA "
+                "cannot compile is an error (always on with --strategy tpu)"})
+    steps_per_execution: int = dataclasses.field(default=1, metadata={
+        "help": "train steps per call of the compiled loop (fewer host round trips, e.g. on a TPU)"})
+    tpu: str | None = dataclasses.field(default=None, metadata={
+        "help": "with --strategy tpu: 'local' on a Cloud TPU VM, a TPU name or a grpc:// address "
+                "(default: TPU_NAME)"})

@@ -176,7 +176,7 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
     base = (read_config(config.init) if config.init
             else BertConfig.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()))
     own_rates = {field: config.model.get(field, getattr(base, field)) for field in DROPOUT_FIELDS}
-    run_rates = own_rates if config.dropout is None else dict.fromkeys(DROPOUT_FIELDS, config.dropout)
+    run_rates = own_rates if config.encoder_dropout is None else dict.fromkeys(DROPOUT_FIELDS, config.encoder_dropout)
     with strategy.scope():
         if config.init:
             encoder = load_pretrained(config.init, **{**config.model, **run_rates})

@@ -8,15 +8,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import warnings
 from typing import Any
 
 import kbert.file_io as file_io
 from kbert.config import BertConfig
-from kbert.constants import OBJECTIVES
-
-# Keys of earlier config files -> their names now (read for one release, with a warning).
-RENAMED_KEYS = {"train_data": "train", "max_seq_length": "sequence_length"}
+from kbert.constants import OBJECTIVES, VERBOSE_HELP, VERBOSITIES
+from kbert.precision import MIXED_PRECISION_HELP
 
 
 @dataclasses.dataclass
@@ -30,10 +27,10 @@ class PretrainConfig:
     and a fixed seed) or `heldout_data` (a create-pretraining-data directory), at most
     `heldout_max_instances` instances. `encoding_errors` applies to raw-text `train` and
     `heldout_text` ("strict", "replace" or "ignore"). `max_minutes` stops training after that much wall
-    time even if `steps` are not done (the learning-rate schedule still follows `steps`). `dropout`
-    sets both dropout rates for this run only: the saved model keeps the rates of its preset, `model`
-    or `init`, the ones fine-tuning uses (a short run of a small model underfits, and learns faster
-    and steps faster without dropout).
+    time even if `steps` are not done (the learning-rate schedule still follows `steps`).
+    `encoder_dropout` sets both dropout rates of the encoder for this run only: the saved model keeps the
+    rates of its preset, `model` or `init`, the ones fine-tuning uses (a short run of a small model
+    underfits, and learns faster and steps faster without dropout).
     `jit_compile` compiles the whole train step (and the held-out evaluation step) as one XLA program at
     fixed shapes, as a TPU runs it (always on with `strategy="tpu"`): the training batches are whole
     (`drop_remainder`) and repeat, the held-out set drops its short last batch, and an op XLA cannot
@@ -44,8 +41,6 @@ class PretrainConfig:
     `train` is a create-pretraining-data directory or raw text (a glob or "tfds:NAME"); `sequence_length`,
     `max_predictions_per_seq`, `masked_lm_prob`, `whole_word_masking`, `language` and `layout` are the
     raw-text settings, named as in `CreatePretrainingDataConfig` (a data directory brings its own).
-    `from_file` still reads the keys of earlier config files (`train_data`, `max_seq_length`), with a
-    warning.
 
     Example:
         >>> config = PretrainConfig(train="corpus/*.txt", vocab="vocab.txt", out="run", steps=1000)
@@ -53,45 +48,73 @@ class PretrainConfig:
         128
     """
 
-    train: str = ""
-    out: str = ""
-    preset: str = "tiny"
+    train: str = dataclasses.field(default="", metadata={
+        "help": "training data: a create-pretraining-data directory, or raw text: a file glob or tfds:NAME"})
+    out: str = dataclasses.field(default="", metadata={
+        "help": "output directory (checkpoints, logs, the final model)"})
+    preset: str = dataclasses.field(default="tiny", metadata={
+        "help": "model size when not given by --config or --init: tiny, mini, small, medium, base, large"})
     model: dict[str, Any] = dataclasses.field(default_factory=dict, metadata={"cli": False})
-    init: str | None = None
-    dropout: float | None = None  # both rates while pretraining; None: the model's own
-    vocab: str | None = None
+    init: str | None = dataclasses.field(default=None, metadata={
+        "help": "checkpoint directory to start from (HF, Google or kbert), e.g. phase 1 of a two-phase run"})
+    encoder_dropout: float | None = dataclasses.field(default=None, metadata={
+        "help": "both dropout rates of the encoder while pretraining (0 suits a short run of a small model); "
+                "the saved model keeps its own rates for fine-tuning"})
+    vocab: str | None = dataclasses.field(default=None, metadata={
+        "help": "vocab.txt for raw text (TFRecords directories carry their own)"})
     lowercase: bool | None = None
-    objective: str | None = None  # default: the data's objective, or "nsp" for raw text
-    steps: int = 1000
-    batch_size: int = 32
+    objective: str | None = dataclasses.field(default=None, metadata={
+        "help": "nsp, sop or none (default: the data's objective; nsp for raw text)", "choices": OBJECTIVES})
+    steps: int = dataclasses.field(default=1000, metadata={"help": "total optimizer steps"})
+    batch_size: int = dataclasses.field(default=32, metadata={
+        "help": "global batch size: all replicas together (split across them; must divide by their count)"})
     learning_rate: float = 1e-4
-    warmup_steps: int | None = None  # default: 10% of steps
+    warmup_steps: int | None = dataclasses.field(default=None, metadata={
+        "help": "linear warmup steps (default: 10% of --steps)"})
     weight_decay: float = 0.01
-    optimizer: str = "adamw"
+    optimizer: str = dataclasses.field(default="adamw", metadata={"help": "adamw or lamb"})
     clipnorm: float | None = 1.0
     gradient_accumulation_steps: int = 1
-    sequence_length: int = 128
+    sequence_length: int = dataclasses.field(default=128, metadata={
+        "help": "raw text: length of a packed instance in tokens (TFRecords directories carry their own)"})
     max_predictions_per_seq: int | None = None
     masked_lm_prob: float = 0.15
     whole_word_masking: bool = False
     language: str = "en"
-    layout: str = "sentences"
-    encoding_errors: str = "replace"
-    heldout_text: str | None = None
-    heldout_data: str | None = None
-    heldout_max_instances: int = 2048
-    max_minutes: float | None = None  # stop after this much wall time even if `steps` are not done
-    mixed_precision: str = "auto"
-    jit_compile: bool = False
-    steps_per_execution: int = 1
-    tpu: str | None = None
-    strategy: str = "auto"
-    scale_learning_rate: str = "none"
-    save_every_steps: int = 1000
-    keep_checkpoints: int = 3  # newest step checkpoints kept; 0 keeps all (curves over a run's life)
+    layout: str = dataclasses.field(default="sentences", metadata={
+        "help": "raw text: sentences, documents or paragraphs (see create-pretraining-data)"})
+    encoding_errors: str = dataclasses.field(default="replace", metadata={
+        "help": "raw text and --heldout-text: bytes that are not UTF-8: replace, ignore or strict"})
+    heldout_text: str | None = dataclasses.field(default=None, metadata={
+        "help": "held-out text file(s), masked with the run's settings and a fixed seed; masked-LM and "
+                "NSP/SOP accuracy at every checkpoint go to OUT/heldout/step_NNNNNN.json and TensorBoard"})
+    heldout_data: str | None = dataclasses.field(default=None, metadata={
+        "help": "a held-out create-pretraining-data directory, scored like --heldout-text"})
+    heldout_max_instances: int = dataclasses.field(default=2048, metadata={
+        "help": "held-out instances scored (the first ones)"})
+    max_minutes: float | None = dataclasses.field(default=None, metadata={
+        "help": "stop after this many minutes of training even if --steps are not done"})
+    mixed_precision: str = dataclasses.field(default="auto", metadata={"help": MIXED_PRECISION_HELP})
+    jit_compile: bool = dataclasses.field(default=False, metadata={
+        "help": "compile the whole train step as one XLA program at fixed shapes (what a TPU runs); an op "
+                "XLA cannot compile is an error (always on with --strategy tpu)"})
+    steps_per_execution: int = dataclasses.field(default=1, metadata={
+        "help": "batches per call of the compiled loop (fewer host round trips, e.g. on a TPU); "
+                "--save-every-steps and --steps must divide by it"})
+    tpu: str | None = dataclasses.field(default=None, metadata={
+        "help": "with --strategy tpu: 'local' on a Cloud TPU VM, a TPU name or a grpc:// address; unset: "
+                "TPU_NAME"})
+    strategy: str = dataclasses.field(default="auto", metadata={
+        "help": "auto, one_device, mirrored, multi_worker (TF_CONFIG) or tpu"})
+    scale_learning_rate: str = dataclasses.field(default="none", metadata={
+        "help": "none, linear or sqrt: scale the learning rate with the replica count"})
+    save_every_steps: int = dataclasses.field(default=1000, metadata={
+        "help": "checkpoint (and crash-resume) interval in steps"})
+    keep_checkpoints: int = dataclasses.field(default=3, metadata={
+        "help": "newest step checkpoints kept in OUT/checkpoints; 0 keeps all"})
     tensorboard: bool = True
     seed: int | None = 12345
-    verbose: int | str = "auto"
+    verbose: int = dataclasses.field(default=1, metadata={"help": VERBOSE_HELP, "choices": VERBOSITIES})
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **overrides: Any) -> "PretrainConfig":
@@ -113,9 +136,6 @@ class PretrainConfig:
         fields: dict[str, Any] = {}
         for key, value in data.items():
             key = key.replace("-", "_")
-            if key in RENAMED_KEYS:
-                warnings.warn(f"{path}: {key} is deprecated; use {RENAMED_KEYS[key]}", FutureWarning, stacklevel=2)
-                key = RENAMED_KEYS[key]
             if key in run_fields:
                 fields[key] = value
             elif key in model_fields:
@@ -141,8 +161,8 @@ class PretrainConfig:
             raise ValueError(f"keep_checkpoints must be >= 0 (0 keeps all), got {self.keep_checkpoints}")
         if self.heldout_text and self.heldout_data:
             raise ValueError("give heldout_text or heldout_data, not both")
-        if self.dropout is not None and not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.encoder_dropout is not None and not 0 <= self.encoder_dropout < 1:
+            raise ValueError(f"encoder_dropout must be in [0, 1), got {self.encoder_dropout}")
         if self.steps_per_execution < 1:
             raise ValueError(f"steps_per_execution must be >= 1, got {self.steps_per_execution}")
         batches = {"save_every_steps": min(self.save_every_steps, self.steps), "steps": self.steps}

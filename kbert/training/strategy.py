@@ -29,8 +29,7 @@ from typing import Any, Literal
 
 import tensorflow as tf
 
-StrategyName = Literal["auto", "one_device", "mirrored", "multi_worker", "tpu"]
-STRATEGY_NAMES: tuple[str, ...] = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
+from kbert.constants import STRATEGY_NAMES, StrategyName
 
 
 def read_tf_config() -> dict[str, Any]:
@@ -188,7 +187,7 @@ def tpu_strategy(tpu: str | None = None) -> tf.distribute.Strategy:
 
 
 def scale_batch_and_lr(
-    global_batch: int,
+    per_replica_batch: int,
     lr: float,
     strategy: tf.distribute.Strategy,
     scaling: Literal["linear", "sqrt", "none"] = "linear",
@@ -196,30 +195,30 @@ def scale_batch_and_lr(
     """Scales a batch size and learning rate tuned on one replica to `strategy`'s replica count.
 
     Data parallelism keeps the per-replica batch: with `R = strategy.num_replicas_in_sync`
-    replicas each replica still sees `global_batch` examples per step, so the global batch (the
+    replicas each replica still sees `per_replica_batch` examples per step, so the global batch (the
     one the tf.data pipeline must `batch()` with; tf.distribute splits it across the replicas) is
-    `global_batch * R`. The learning rate follows the batch: `lr * R` with the linear rule (Goyal
+    `per_replica_batch * R`. The learning rate follows the batch: `lr * R` with the linear rule (Goyal
     et al. 2017, for SGD/AdamW with warmup), `lr * sqrt(R)` with the square-root rule (used with
     LAMB by You et al. 2019), or unchanged with `none`. The number of training steps for the same
     number of epochs shrinks by `R`; the caller divides it.
 
     Args:
-        global_batch: int. The batch size tuned on a single replica.
+        per_replica_batch: int. The batch size tuned on a single replica: each replica's share of a step.
         lr: float. The learning rate tuned with that batch.
         strategy: tf.distribute.Strategy. The strategy the model trains under.
         scaling: str. `linear`, `sqrt` or `none`.
 
     Returns:
-        `(global_batch * R, scaled learning rate)`.
+        `(per_replica_batch * R, scaled learning rate)`: the global batch and its rate.
 
     Example:
     >>> scale_batch_and_lr(32, 1e-4, tf.distribute.get_strategy())
     (32, 0.0001)
     """
-    if global_batch < 1:
-        raise ValueError(f"batch size must be >= 1, got {global_batch}")
+    if per_replica_batch < 1:
+        raise ValueError(f"batch size must be >= 1, got {per_replica_batch}")
     replicas = int(strategy.num_replicas_in_sync)
     factors = {"linear": float(replicas), "sqrt": math.sqrt(replicas), "none": 1.0}
     if scaling not in factors:
         raise ValueError(f"scaling must be 'linear', 'sqrt' or 'none'; got {scaling!r}")
-    return global_batch * replicas, lr * factors[scaling]
+    return per_replica_batch * replicas, lr * factors[scaling]

@@ -141,13 +141,10 @@ def test_chinese_words_that_normalisation_deletes_do_not_break_whole_word_maskin
     assert json.loads((tmp_path / "zh" / "pretraining_data.json").read_text())["num_instances"] > 10
 
 
-def test_old_flags_and_old_metadata_still_work(tmp_path, corpus, tiny_vocab_file, capsys):
+def test_old_metadata_still_works(tmp_path, corpus, tiny_vocab_file):
     out = tmp_path / "old"
-    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--output", out, "--max-seq-length", 16,
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--out", out, "--sequence-length", 16,
                 "--dupe-factor", 2]) == 0
-    err = capsys.readouterr().err
-    assert "warning: --output is deprecated; use --out" in err
-    assert "warning: --max-seq-length is deprecated; use --sequence-length" in err
     metadata_file = out / "pretraining_data.json"
     metadata = json.loads(metadata_file.read_text())
     assert metadata["sequence_length"] == 16 and "max_seq_length" not in metadata

@@ -49,7 +49,7 @@ def write(path, text):
 
 def finetune(task, init, train, validation, out, *extra):
     return main(["finetune", task, "--init", str(init), "--train", str(train), "--validation", str(validation),
-                 "--sequence-length", "32", "--epochs", "1", "--batch-size", "8", "--out", str(out), "--quiet",
+                 "--sequence-length", "32", "--epochs", "1", "--batch-size", "8", "--out", str(out), "--verbose", "0",
                  *extra])
 
 
@@ -66,12 +66,12 @@ def test_tag_msra_layout_reports_entity_f1(tmp_path, zh_init, capsys):
     assert model.task_info["tag_format"] == "spaces"
     # `kbert evaluate` reads the file the same way (here by detection).
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--input", str(dev), "--quiet"]) == 0
+    assert main(["evaluate", str(out), "--input", str(dev), "--verbose", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["f1"] == pytest.approx(metrics["f1"])
     # A row whose characters and tags differ in number is named by file and line.
     bad = write(tmp_path / "bad.tsv", "text_a\tlabel\n北 京 的\tB-LOC I-LOC\n")
     err = error_of(capsys, ["finetune", "tag", "--init", str(zh_init), "--train", str(bad), "--tag-format",
-                            "spaces", "--out", str(tmp_path / "o"), "--quiet"])
+                            "spaces", "--out", str(tmp_path / "o"), "--verbose", "0"])
     assert "bad.tsv:2: 3 tokens but 2 tags" in err
 
 
@@ -98,5 +98,5 @@ def test_qa_skips_answers_off_their_offset(tmp_path, zh_init, capsys):
     # Evaluated on the questions that keep a gold text.
     assert json.loads((out / "metrics.json").read_text())["num_examples"] == 2
     err = error_of(capsys, ["finetune", "qa", "--init", str(zh_init), "--train", str(path), "--strict-answers",
-                            "--out", str(tmp_path / "o"), "--quiet"])
+                            "--out", str(tmp_path / "o"), "--verbose", "0"])
     assert "question 'minus-one': answer '上海' at answer_start -1 runs outside the context" in err

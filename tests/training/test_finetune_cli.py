@@ -32,7 +32,7 @@ def test_contract_command(tmp_path, tiny_init, capsys):
     assert logits.shape == (1, 2)
     # `kbert evaluate` prints the same metrics.
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--input", str(dev), "--quiet"]) == 0
+    assert main(["evaluate", str(out), "--input", str(dev), "--verbose", "0"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["accuracy"] == pytest.approx(metrics["accuracy"])
     assert printed["matthews_corrcoef"] == pytest.approx(metrics["matthews_corrcoef"])
@@ -44,7 +44,7 @@ def test_classify_from_random_weights_learns_keyword(tmp_path, tiny_vocab_file):
     out = tmp_path / "scratch"
     code = main(["finetune", "classify", "--preset", "tiny", "--vocab", str(tiny_vocab_file), "--train",
                  str(train), "--validation", str(dev), "--sequence-length", "16", "--epochs", "6",
-                 "--batch-size", "16", "--learning-rate", "1e-3", "--out", str(out), "--quiet"])
+                 "--batch-size", "16", "--learning-rate", "1e-3", "--out", str(out), "--verbose", "0"])
     assert code == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["accuracy"] >= 0.95
@@ -58,7 +58,7 @@ def test_preset_directory_builds_its_architecture_with_fresh_weights(tmp_path, t
     out = tmp_path / "baseline"
     code = main(["finetune", "classify", "--preset", str(tiny_init), "--vocab", str(tiny_vocab_file), "--train",
                  str(train), "--sequence-length", "16", "--epochs", "1", "--batch-size", "16",
-                 "--learning-rate", "1e-9", "--out", str(out), "--quiet"])
+                 "--learning-rate", "1e-9", "--out", str(out), "--verbose", "0"])
     assert code == 0
     encoder = kbert.load_model(out).encoder
     checkpoint = kbert.load_pretrained(tiny_init)
@@ -82,7 +82,7 @@ def test_bad_row_names_file_and_line(tmp_path, tiny_init, capsys):
     train = tmp_path / "train.tsv"
     train.write_text("sentence\tlabel\n" + "\n".join("\t".join(r) for r in rows[:2]) + "\n\t1\n")
     err = error_of(capsys, ["finetune", "classify", "--init", str(tiny_init), "--train", str(train),
-                            "--text-column", "sentence", "--out", str(tmp_path / "o"), "--quiet"])
+                            "--text-column", "sentence", "--out", str(tmp_path / "o"), "--verbose", "0"])
     assert re.search(r"train\.tsv:4", err)
 
 
@@ -95,7 +95,7 @@ def test_unknown_validation_label_is_named(tmp_path, tiny_init, capsys):
     train = write_tsv(tmp_path / "train.tsv", ["text", "label"], keyword_rows(8, 0))
     dev = write_tsv(tmp_path / "dev.tsv", ["text", "label"], [("the cat", "maybe")])
     err = error_of(capsys, ["finetune", "classify", "--init", str(tiny_init), "--train", str(train),
-                            "--validation", str(dev), "--epochs", "1", "--out", str(tmp_path / "o"), "--quiet"])
+                            "--validation", str(dev), "--epochs", "1", "--out", str(tmp_path / "o"), "--verbose", "0"])
     assert "maybe" in err
 
 
@@ -107,21 +107,21 @@ def test_headerless_tsv_by_column_numbers(tmp_path, tiny_init, capsys):
     out = tmp_path / "cola"
     assert main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--validation",
                  str(train), "--no-header", "--text-column", "3", "--label-column", "1", "--sequence-length",
-                 "16", "--epochs", "1", "--out", str(out), "--quiet"]) == 0
+                 "16", "--epochs", "1", "--out", str(out), "--verbose", "0"]) == 0
     model = kbert.load_model(out)
     assert model.label_names == ["0", "1"] and model.task_info["header"] is False
     assert model.task_info["text_column"] == 3 and model.task_info["label_column"] == 1
     # Every line is an example (none was taken for a header), and evaluate reads the file the same way.
     assert json.loads((out / "metrics.json").read_text())["num_examples"] == 48
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--input", str(train), "--quiet"]) == 0
+    assert main(["evaluate", str(out), "--input", str(train), "--verbose", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["num_examples"] == 48
     # A bad row is named by file and line, as with a header.
     with open(train, "a", encoding="utf-8") as handle:
         handle.write("gj04\t1\t\n")
     err = error_of(capsys, ["finetune", "classify", "--init", str(tiny_init), "--train", str(train),
                             "--no-header", "--text-column", "3", "--label-column", "1", "--out",
-                            str(tmp_path / "o"), "--quiet"])
+                            str(tmp_path / "o"), "--verbose", "0"])
     assert "train.tsv:49: missing column 3" in err
 
 
@@ -140,5 +140,5 @@ def test_group_by_length_flag_reaches_the_training_pipeline(tmp_path, tiny_init,
     train = write_tsv(tmp_path / "train.tsv", ["sentence", "label"], keyword_rows(32, 7))
     assert main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--text-column",
                  "sentence", "--sequence-length", "16", "--epochs", "1", "--out", str(tmp_path / "o"),
-                 "--quiet", *flag]) == 0
+                 "--verbose", "0", *flag]) == 0
     assert calls == [(True, grouped)]

@@ -20,7 +20,7 @@ def test_phases_are_reported_in_order_and_written(tmp_path, tiny_init, capsys):
     out = tmp_path / "out"
     assert main(["finetune", "classify", "--init", str(tiny_init), "--train", str(train), "--validation", str(dev),
                  "--text-column", "sentence", "--sequence-length", "16", "--epochs", "2", "--batch-size", "16",
-                 "--out", str(out), "--quiet"]) == 0
+                 "--out", str(out), "--verbose", "0"]) == 0
     written = json.loads((out / TIMINGS_FILE).read_text())["phase_seconds"]
     assert list(written) == list(PHASES) == ["load", "first_step", "train", "evaluate", "save"]
     assert all(seconds > 0 for seconds in written.values()), written

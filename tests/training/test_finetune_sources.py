@@ -32,7 +32,7 @@ def test_tfds_glue_feature_based_mixed_precision_one_device(tmp_path, tiny_init)
         code = main(["finetune", "classify", "--init", str(tiny_init), "--train", "tfds:glue/sst2",
                      "--validation", "tfds:glue/sst2:validation", "--sequence-length", "32", "--epochs", "1",
                      "--batch-size", "8", "--feature-based", "--mixed-precision", "mixed_bfloat16",
-                     "--strategy", "one_device", "--out", str(out), "--quiet"])
+                     "--strategy", "one_device", "--out", str(out), "--verbose", "0"])
     assert code == 0
     assert keras.config.dtype_policy().name == "float32"  # the global policy is put back
     metrics = json.loads((out / "metrics.json").read_text())
@@ -84,7 +84,7 @@ def test_mirrored_strategy_over_two_logical_cpus(tmp_path, tiny_init):
     done = run_cli_on_logical_cpus(["finetune", "classify", "--init", tiny_init, "--train", train, "--validation",
                                     dev, "--sequence-length", 16, "--epochs", 6, "--batch-size", 16,
                                     "--learning-rate", 2e-3, "--strategy", "mirrored", "--out", tmp_path / "out",
-                                    "--quiet"])
+                                    "--verbose", "0"])
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 replica(s)" in done.stdout
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())

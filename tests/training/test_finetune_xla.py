@@ -195,8 +195,8 @@ def test_cli_flags_reach_the_config(tmp_path, tiny_init, monkeypatch):
 
     monkeypatch.setattr("kbert.training.finetune.finetune", fake_finetune)
     for command in ("classify", "tag", "qa"):
-        assert main(["finetune", command, "--init", str(tiny_init), "--train", "t", "--out", "o", "--quiet",
+        assert main(["finetune", command, "--init", str(tiny_init), "--train", "t", "--out", "o", "--verbose", "0",
                      "--jit-compile", "--steps-per-execution", "4", "--strategy", "tpu", "--tpu", "local"]) == 0
     assert [(c.jit_compile, c.steps_per_execution, c.strategy, c.tpu) for c in seen] == [(True, 4, "tpu", "local")] * 3
-    assert main(["finetune", "classify", "--init", str(tiny_init), "--train", "t", "--out", "o", "--quiet"]) == 0
+    assert main(["finetune", "classify", "--init", str(tiny_init), "--train", "t", "--out", "o", "--verbose", "0"]) == 0
     assert (seen[-1].jit_compile, seen[-1].steps_per_execution, seen[-1].tpu) == (False, 1, None)

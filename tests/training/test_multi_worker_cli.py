@@ -136,7 +136,7 @@ def test_two_worker_finetune_trains_on_two_replicas(tmp_path, tiny_vocab_file):
     logs = [tmp_path / f"finetune{i}.log" for i in range(2)]
     _wait(_start_workers(["finetune", "classify", "--vocab", tiny_vocab_file, "--train", train, "--validation", dev,
                           "--text-column", "sentence", "--sequence-length", 16, "--epochs", 1, "--batch-size", 8,
-                          "--out", model_dir, "--strategy", "multi_worker", "--quiet"], logs, scratch), logs)
+                          "--out", model_dir, "--strategy", "multi_worker", "--verbose", "0"], logs, scratch), logs)
     for log in logs:
         assert "2 replica(s)" in log.read_text()
     assert json.loads((model_dir / "metrics.json").read_text())["num_examples"] == 8

@@ -94,7 +94,7 @@ def test_pretrain_from_raw_text_with_sop(corpus):
     assert (out / "vocab.txt").read_text() == (corpus / "vocab.txt").read_text()
 
 
-def test_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkeypatch):
+def test_encoder_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkeypatch):
     import kbert.convert.checkpoints
     import kbert.models.bert_encoder
 
@@ -108,14 +108,14 @@ def test_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkey
     monkeypatch.setattr(kbert.models.bert_encoder, "BertEncoder", RecordingEncoder)
     monkeypatch.setattr(kbert.convert.checkpoints, "BertEncoder", RecordingEncoder)
     common = ["--vocab", str(corpus / "vocab.txt"), "--objective", "none", "--steps", "2", "--batch-size", "4",
-              "--sequence-length", "32", "--dropout", "0", "--verbose", "0"]
+              "--sequence-length", "32", "--encoder-dropout", "0", "--verbose", "0"]
     assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--preset", "tiny",
                  "--out", str(corpus / "p1"), *common]) == 0
     assert built == [(0.0, 0.0)]  # the run trained without dropout
     saved = kbert.load_pretrained(corpus / "p1").bert_config
     assert (saved.hidden_dropout_prob, saved.attention_probs_dropout_prob) == (0.1, 0.1)  # the preset's
 
-    # From --init, a rate set under `model` is the model's own; --dropout still rules the run.
+    # From --init, a rate set under `model` is the model's own; --encoder-dropout still rules the run.
     (corpus / "phase2.yaml").write_text("model:\n  attention_probs_dropout_prob: 0.2\n")
     built.clear()
     assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--init", str(corpus / "p1"),
@@ -170,14 +170,6 @@ def test_config_file_fields(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"stepz": 3}))
     with pytest.raises(ValueError, match="stepz"):
         PretrainConfig.from_file(tmp_path / "bad.json")
-    with pytest.raises(ValueError, match="dropout must be in"):
-        PretrainConfig(train="data", out="o", dropout=1.0).validate()
+    with pytest.raises(ValueError, match="encoder_dropout must be in"):
+        PretrainConfig(train="data", out="o", encoder_dropout=1.0).validate()
 
-
-def test_config_file_with_the_old_keys_still_loads(tmp_path):
-    from kbert.training.pretrain_config import PretrainConfig
-
-    (tmp_path / "old.json").write_text(json.dumps({"train_data": "data", "max_seq_length": 64, "steps": 3}))
-    with pytest.warns(FutureWarning, match="train_data is deprecated; use train"):
-        config = PretrainConfig.from_file(tmp_path / "old.json")
-    assert (config.train, config.sequence_length, config.steps) == ("data", 64, 3)
