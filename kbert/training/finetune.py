@@ -27,7 +27,7 @@ from kbert.tasks import Task, get_task, load_model, save_model
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.training.finetune_config import FinetuneConfig
 from kbert.training.input_sharding import shard_across_workers, worker_count
-from kbert.training.multi_worker import patch_model_for_multi_worker
+from kbert.training.keras_multi_worker_patch import patch_model_for_multi_worker
 from kbert.training.mixed_precision import mixed_precision_scope
 from kbert.training.strategy import get_strategy
 from kbert.training.worker_outputs import remove_scratch, write_dir

@@ -143,7 +143,7 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
     from kbert.optim.defaults import create_optimizer
     from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
                                           training_callbacks)
-    from kbert.training.multi_worker import patch_model_for_multi_worker
+    from kbert.training.keras_multi_worker_patch import patch_model_for_multi_worker
     from kbert.training.strategy import is_chief, scale_batch_and_lr
     from kbert.training.worker_outputs import remove_scratch
     from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
