@@ -7,7 +7,8 @@
 - `training_callbacks`, `fit_steps`, `StepCheckpoint`, `restored_step`: step checkpoints, resume
   after a crash, TensorBoard.
 
-The drivers are imported from their modules: `kbert.training.finetune` (`finetune(task, FinetuneConfig)`,
+The drivers are imported from their modules, and set up a run the same way (`kbert.training.run_setup`:
+the strategy, then the precision; the encoder): `kbert.training.finetune` (`finetune(task, FinetuneConfig)`,
 `evaluate_model`, for any `kbert.tasks` task) and `kbert.training.pretrain`.
 """
 
