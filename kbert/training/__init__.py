@@ -3,11 +3,12 @@
 - `set_mixed_precision`: the Keras dtype policy of `--mixed-precision` (BERT's AdamW / LAMB recipe and
   its schedule are `kbert.optim`'s).
 - `get_strategy`, `scale_batch_and_lr`: `--strategy auto|one_device|mirrored|multi_worker|tpu`.
-- `patch_model_for_multi_worker`: the Keras 3.15 MultiWorkerMirroredStrategy `fit` workaround.
+- `patch_model_for_multi_worker`: a patch of Keras 3.15's multi-replica `fit` (`keras_multi_worker_patch`).
 - `training_callbacks`, `fit_steps`, `StepCheckpoint`, `restored_step`: step checkpoints, resume
   after a crash, TensorBoard.
 
-The drivers are imported from their modules: `kbert.training.finetune` (`finetune(task, FinetuneConfig)`,
+The drivers are imported from their modules, and set up a run the same way (`kbert.training.run_setup`:
+the strategy, then the precision; the encoder): `kbert.training.finetune` (`finetune(task, FinetuneConfig)`,
 `evaluate_model`, for any `kbert.tasks` task) and `kbert.training.pretrain`.
 """
 
@@ -20,8 +21,8 @@ _EXPORTS = {
     "fit_steps": "kbert.training.callbacks",
     "restored_step": "kbert.training.callbacks",
     "training_callbacks": "kbert.training.callbacks",
-    "in_multi_worker_mode": "kbert.training.multi_worker",
-    "patch_model_for_multi_worker": "kbert.training.multi_worker",
+    "in_multi_worker_mode": "kbert.training.keras_multi_worker_patch",
+    "patch_model_for_multi_worker": "kbert.training.keras_multi_worker_patch",
     "set_mixed_precision": "kbert.training.mixed_precision",
     "STRATEGY_NAMES": "kbert.constants",
     "get_strategy": "kbert.training.strategy",

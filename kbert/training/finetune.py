@@ -20,17 +20,15 @@ from typing import Any, Sequence
 import keras
 
 import kbert.file_io as file_io
-from kbert.convert.checkpoints import load_pretrained, read_config
-from kbert.models.bert_encoder import BertEncoder
 from kbert.optim.defaults import create_optimizer
 from kbert.tasks import Task, get_task, load_model, save_model
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.training.finetune_config import FinetuneConfig
 from kbert.training.input_sharding import shard_across_workers, worker_count
-from kbert.training.multi_worker import patch_model_for_multi_worker
-from kbert.training.mixed_precision import mixed_precision_scope
-from kbert.training.strategy import get_strategy
-from kbert.training.worker_outputs import remove_scratch, write_dir
+from kbert.training.keras_multi_worker_patch import patch_model_for_multi_worker
+from kbert.training.run_setup import build_encoder, run_setup
+from kbert.training.time_callbacks import StepClock
+from kbert.training.worker_outputs import write_dir
 from kbert.training.xla import (check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors,
                                 fixed_steps_per_epoch)
 
@@ -41,30 +39,10 @@ PHASES = ("load", "first_step", "train", "evaluate", "save")
 
 
 def _start(config: FinetuneConfig) -> tuple[keras.Model, BertTokenizer]:
-    if config.init is not None:
-        return load_pretrained(config.init), load_tokenizer(config.init)
-    if config.vocab is None:
+    if config.init is None and config.vocab is None:
         raise ValueError("training from random weights (no init directory) needs a vocabulary file (--vocab)")
-    tokenizer = load_tokenizer(config.vocab)
-    if file_io.isdir(config.preset):  # a checkpoint's architecture, with fresh weights
-        fields = {**read_config(config.preset).to_dict(), "vocab_size": tokenizer.vocabulary_size()}
-        return BertEncoder(**fields), tokenizer
-    return BertEncoder.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()), tokenizer
-
-
-class _FirstStep(keras.callbacks.Callback):
-    """Notes when `fit` starts and when its first step (or first execution of several steps) ends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.began = self.ended = None
-
-    def on_train_begin(self, logs=None) -> None:
-        self.began = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None) -> None:
-        if self.ended is None:
-            self.ended = time.perf_counter()
+    tokenizer = load_tokenizer(config.init if config.init is not None else config.vocab)
+    return build_encoder(tokenizer.vocabulary_size(), config.init, config.preset), tokenizer
 
 
 def format_phases(seconds: dict[str, float]) -> str:
@@ -96,7 +74,7 @@ def finetune(task: Task | str, config: FinetuneConfig,
     >>> finetune(ClassificationTask(text_column="sentence"),
     ...          FinetuneConfig(train="train.tsv", validation="dev.tsv", out="out/", init="minilm/"))  # doctest: +SKIP
     """
-    started = time.perf_counter()
+    started = time.monotonic()
     task = get_task(task) if isinstance(task, str) else task
     keras.utils.set_random_seed(config.seed)
     train_examples = task.read_examples(config.train, config.max_train_examples, split="train")
@@ -106,62 +84,58 @@ def finetune(task: Task | str, config: FinetuneConfig,
         validation_examples = task.read_examples(config.validation, config.max_validation_examples,
                                                  split="validation")
         task.check_labels(validation_examples)  # fail before training, not after
-    with mixed_precision_scope(config.mixed_precision):  # for this run only
-        try:
-            distribution = get_strategy(config.strategy, tpu=config.tpu)
-            fixed = compiles_whole_step(config.jit_compile, config.strategy)
-            with distribution.scope():
-                encoder, tokenizer = _start(config)
-                limit = encoder.bert_config.max_position_embeddings
-                if config.sequence_length > limit:
-                    raise ValueError(f"sequence_length {config.sequence_length} exceeds the encoder's "
-                                     f"{limit} positions")
-                preprocessor = BertPreprocessor(tokenizer, config.sequence_length, padding="dynamic")
-                train = task.dataset(train_examples, BertPreprocessor(tokenizer, config.sequence_length,
-                                                                      padding="fixed" if fixed else "dynamic"),
-                                     config.batch_size, training=True, seed=config.seed,
-                                     group_by_length=config.group_by_length, drop_remainder=fixed)
-                steps_per_epoch = None
-                if fixed:
-                    check_fixed_shapes(train.dataset.element_spec)
-                    steps_per_epoch = fixed_steps_per_epoch(train.size, config.batch_size, config.steps_per_execution)
-                steps = (steps_per_epoch or max(1, math.ceil(train.size / config.batch_size))) * config.epochs
-                model = task.build_model(encoder, dropout=config.dropout, feature_based=config.feature_based)
-                compile_model(model, jit_compile=fixed, steps_per_execution=config.steps_per_execution,
-                              optimizer=create_optimizer(config.learning_rate, steps, int(config.warmup_ratio * steps),
-                                                         weight_decay=config.weight_decay))
-                patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise
-            first_step = _FirstStep()
-            began = time.perf_counter()
-            # The examples are in memory: shard by record.
-            train_data = shard_across_workers(train.dataset, worker_count(distribution))
-            with explain_xla_errors(fixed):
-                history = model.fit(train_data.repeat() if fixed else train_data, epochs=config.epochs,
-                                    steps_per_epoch=steps_per_epoch, verbose=config.verbose,
-                                    callbacks=[first_step, *callbacks], shuffle=False)
-            trained = time.perf_counter()
-            train_seconds = trained - began
-            first_step_end = first_step.ended or trained
-            phases = {"load": began - started, "first_step": first_step_end - began, "train": trained - first_step_end}
-            out = file_io.fspath(write_dir(config.out))  # other workers: scratch, removed below
-            settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
-            save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
-                       truncate=preprocessor.truncate, **settings)
-            file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
-                {"steps_per_epoch": steps // config.epochs,
-                 "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")
-            phases["save"] = time.perf_counter() - trained
-            evaluating = time.perf_counter()
-            metrics: dict[str, Any] = {}
-            if validation_examples is not None:
-                metrics = task.evaluate(model, validation_examples, preprocessor,
-                                        batch_size=max(config.batch_size, 64), verbose=config.verbose)
-                file_io.write_json(file_io.join(out, METRICS_FILE), metrics)
-            phases["evaluate"] = time.perf_counter() - evaluating
-            phases = {name: phases[name] for name in PHASES}
-            file_io.write_json(file_io.join(out, TIMINGS_FILE), {"phase_seconds": phases})
-        finally:
-            remove_scratch()
+    with run_setup(config.strategy, config.tpu, config.mixed_precision) as distribution:  # for this run only
+        fixed = compiles_whole_step(config.jit_compile, config.strategy)
+        with distribution.scope():
+            encoder, tokenizer = _start(config)
+            limit = encoder.bert_config.max_position_embeddings
+            if config.sequence_length > limit:
+                raise ValueError(f"sequence_length {config.sequence_length} exceeds the encoder's "
+                                 f"{limit} positions")
+            preprocessor = BertPreprocessor(tokenizer, config.sequence_length, padding="dynamic")
+            train = task.dataset(train_examples, BertPreprocessor(tokenizer, config.sequence_length,
+                                                                  padding="fixed" if fixed else "dynamic"),
+                                 config.batch_size, training=True, seed=config.seed,
+                                 group_by_length=config.group_by_length, drop_remainder=fixed)
+            steps_per_epoch = None
+            if fixed:
+                check_fixed_shapes(train.dataset.element_spec)
+                steps_per_epoch = fixed_steps_per_epoch(train.size, config.batch_size, config.steps_per_execution)
+            steps = (steps_per_epoch or max(1, math.ceil(train.size / config.batch_size))) * config.epochs
+            model = task.build_model(encoder, dropout=config.dropout, feature_based=config.feature_based)
+            compile_model(model, jit_compile=fixed, steps_per_execution=config.steps_per_execution,
+                          optimizer=create_optimizer(config.learning_rate, steps, int(config.warmup_ratio * steps),
+                                                     weight_decay=config.weight_decay))
+            patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise
+        clock = StepClock()
+        began = time.monotonic()
+        # The examples are in memory: shard by record.
+        train_data = shard_across_workers(train.dataset, worker_count(distribution))
+        with explain_xla_errors(fixed):
+            history = model.fit(train_data.repeat() if fixed else train_data, epochs=config.epochs,
+                                steps_per_epoch=steps_per_epoch, verbose=config.verbose,
+                                callbacks=[clock, *callbacks], shuffle=False)
+        trained = time.monotonic()
+        train_seconds = trained - began
+        first_step_end = clock.first_batch_end or trained
+        phases = {"load": began - started, "first_step": first_step_end - began, "train": trained - first_step_end}
+        out = file_io.fspath(write_dir(config.out))  # other workers: scratch, removed by run_setup
+        settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
+        save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
+                   truncate=preprocessor.truncate, **settings)
+        file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
+            {"steps_per_epoch": steps // config.epochs,
+             "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")
+        phases["save"] = time.monotonic() - trained
+        evaluating = time.monotonic()
+        metrics: dict[str, Any] = {}
+        if validation_examples is not None:
+            metrics = task.evaluate(model, validation_examples, preprocessor,
+                                    batch_size=max(config.batch_size, 64), verbose=config.verbose)
+            file_io.write_json(file_io.join(out, METRICS_FILE), metrics)
+        phases["evaluate"] = time.monotonic() - evaluating
+        phases = {name: phases[name] for name in PHASES}
+        file_io.write_json(file_io.join(out, TIMINGS_FILE), {"phase_seconds": phases})
     return {"metrics": metrics, "train_examples": train.size, "train_seconds": train_seconds,
             "train_examples_per_second": train.size * config.epochs / train_seconds, "model_dir": str(config.out),
             "replicas": int(distribution.num_replicas_in_sync), "phase_seconds": phases}

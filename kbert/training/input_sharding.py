@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from kbert.training.multi_worker import in_multi_worker_mode
+from kbert.training.keras_multi_worker_patch import in_multi_worker_mode
 from kbert.training.strategy import num_workers
 
 AutoShardPolicy = tf.data.experimental.AutoShardPolicy

@@ -16,7 +16,7 @@ import dataclasses
 from typing import Any
 
 import kbert.file_io as file_io
-from kbert.config import DROPOUT_FIELDS, BertConfig
+from kbert.config import DROPOUT_FIELDS
 from kbert.training.pretrain_config import PretrainConfig
 
 
@@ -117,34 +117,30 @@ def pretrain(config: PretrainConfig) -> dict[str, Any]:
     reads the encoder, `kbert.convert.checkpoints.load_pretrainer(out)` both), `vocab.txt`, `checkpoints/`
     (every `save_every_steps`, the newest `keep_checkpoints`), `backup/` (crash-resume state, removed when the run completes),
     `logs/` (TensorBoard), `heldout/step_NNNNNN.json` (held-out metrics at each checkpoint, when a
-    held-out set is given) and `history.json`.
+    held-out set is given) and `history.json`. That is the chief's; another worker of a multi-worker run
+    writes the same to a temporary directory, removed at the end (`kbert.training.worker_outputs`).
     """
     config.validate()
-    # The strategy comes first: multi-worker collectives must be set up before TF initialises.
-    from kbert.training.strategy import get_strategy
+    from kbert.training.run_setup import run_setup
 
-    strategy = get_strategy(config.strategy, tpu=config.tpu)
-
-    from kbert.training.mixed_precision import mixed_precision_scope
-
-    with mixed_precision_scope(config.mixed_precision):  # `--mixed-precision` holds for this run only
+    with run_setup(config.strategy, config.tpu, config.mixed_precision) as strategy:  # for this run only
         return _pretrain(config, strategy)
 
 
 def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
-    """`pretrain` under `strategy` and the run's dtype policy (both set by the caller)."""
+    """`pretrain` under `strategy` and the run's dtype policy (both set by `run_setup`)."""
     import keras
     import tensorflow as tf
 
-    from kbert.convert.checkpoints import load_pretrained, read_config, read_pretraining_heads, save_pretrained
-    from kbert.models.bert_encoder import BertEncoder
+    from kbert.convert.checkpoints import read_pretraining_heads, save_pretrained
     from kbert.models.bert_pretrainer import BertPretrainer
     from kbert.optim.defaults import create_optimizer
     from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
                                           training_callbacks)
-    from kbert.training.multi_worker import patch_model_for_multi_worker
-    from kbert.training.strategy import is_chief, scale_batch_and_lr
-    from kbert.training.worker_outputs import remove_scratch
+    from kbert.training.keras_multi_worker_patch import patch_model_for_multi_worker
+    from kbert.training.run_setup import build_encoder, encoder_config
+    from kbert.training.strategy import scale_batch_and_lr
+    from kbert.training.worker_outputs import write_dir
     from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
 
     compiled = compiles_whole_step(config.jit_compile, config.strategy)  # a TPU step is one XLA program
@@ -170,24 +166,16 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
             heldout = heldout.rebatch(global_batch, drop_remainder=True).apply(
                 tf.data.experimental.assert_cardinality(rows // global_batch))
     heldout = _shard(heldout, strategy)  # in memory
-    out = file_io.fspath(config.out)
-    file_io.makedirs(out)
+    out = file_io.fspath(config.out)  # every worker resumes from the chief's checkpoints here
+    written = file_io.fspath(write_dir(out))  # where this worker writes: `out` on the chief, else scratch
+    file_io.makedirs(written)
 
-    base = (read_config(config.init) if config.init
-            else BertConfig.from_preset(config.preset, vocab_size=tokenizer.vocabulary_size()))
+    base = encoder_config(tokenizer.vocabulary_size(), config.init, config.preset)
     own_rates = {field: config.model.get(field, getattr(base, field)) for field in DROPOUT_FIELDS}
     run_rates = own_rates if config.encoder_dropout is None else dict.fromkeys(DROPOUT_FIELDS, config.encoder_dropout)
     with strategy.scope():
-        if config.init:
-            encoder = load_pretrained(config.init, **{**config.model, **run_rates})
-        else:
-            encoder = BertEncoder(**BertConfig.from_preset(
-                config.preset, vocab_size=tokenizer.vocabulary_size(), **{**config.model, **run_rates}).to_dict())
-        if encoder.bert_config.vocab_size != tokenizer.vocabulary_size():
-            raise ValueError(
-                f"The model's vocab_size {encoder.bert_config.vocab_size} differs from the vocabulary's "
-                f"{tokenizer.vocabulary_size()} tokens"
-            )
+        encoder = build_encoder(tokenizer.vocabulary_size(), config.init, config.preset,
+                                **{**config.model, **run_rates})
         pretrainer = BertPretrainer(encoder, objective=objective)
         if config.init:
             pretrainer.load_head_tensors(read_pretraining_heads(config.init), strict=False)
@@ -208,9 +196,9 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
         dataset = dataset.skip(start * config.gradient_accumulation_steps)
     callbacks = training_callbacks(out, save_every, total_steps=config.steps, tensorboard=config.tensorboard,
                                    max_to_keep=config.keep_checkpoints or None)
-    if heldout is not None and is_chief():
-        callbacks.append(HeldoutLogger(file_io.join(out, "heldout"),
-                                       file_io.join(out, "logs", "heldout") if config.tensorboard else None))
+    if heldout is not None:
+        callbacks.append(HeldoutLogger(file_io.join(written, "heldout"),
+                                       file_io.join(written, "logs", "heldout") if config.tensorboard else None))
     if config.max_minutes is not None:
         callbacks.append(TimeLimit(config.max_minutes))
     clock = StepClock(config.gradient_accumulation_steps)
@@ -237,9 +225,7 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
         "history": {k: [float(x) for x in v] for k, v in history.history.items()},
         "config": dataclasses.asdict(config),
     }
-    if is_chief():
-        save_pretrained(pretrainer, out, vocabulary=tokenizer,
-                        config=dataclasses.replace(encoder.bert_config, **own_rates))
-        file_io.write_json(file_io.join(out, "history.json"), summary, default=str)
-    remove_scratch()  # the other workers' checkpoints and backups
+    save_pretrained(pretrainer, written, vocabulary=tokenizer,
+                    config=dataclasses.replace(encoder.bert_config, **own_rates))
+    file_io.write_json(file_io.join(written, "history.json"), summary, default=str)
     return summary

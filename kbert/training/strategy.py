@@ -10,7 +10,7 @@
   CPU device when there are several, else the CPU).
 - `multi_worker`: `tf.distribute.MultiWorkerMirroredStrategy`; the cluster comes from the TF_CONFIG
   environment variable (see `read_tf_config`). Keras 3.15 `fit` needs
-  `kbert.training.multi_worker.patch_model_for_multi_worker` under it.
+  `kbert.training.keras_multi_worker_patch.patch_model_for_multi_worker` under it.
 - `tpu`: the standard path, `TPUClusterResolver(tpu)` -> `experimental_connect_to_cluster` ->
   `initialize_tpu_system` -> `TPUStrategy` (`tpu_strategy`). `tpu` is `local` on a Cloud TPU VM, a TPU
   name or a `grpc://` address; None lets the resolver read TPU_NAME. Without a TPU it raises a

@@ -44,7 +44,8 @@ class StepClock(keras.callbacks.Callback):
     The clock starts at the end of the first batch (so tracing and compiling are left out) and runs to the
     end of the last; the held-out evaluations and checkpoints inside that span count, as they do against
     a run's time budget. A timed pretraining run sizes its steps to its minutes with it
-    (docs/investigations/pretraining-quality.md).
+    (docs/investigations/pretraining-quality.md); `finetune` reports the end of the first batch
+    (`first_batch_end`, a `time.monotonic()` reading) as the end of its "first step" phase.
 
     Args:
         batches_per_step: int. Batches an optimizer step takes (`gradient_accumulation_steps`).
@@ -58,14 +59,14 @@ class StepClock(keras.callbacks.Callback):
     def __init__(self, batches_per_step: int = 1) -> None:
         super().__init__()
         self.batches_per_step = int(batches_per_step)
-        self._first: float | None = None
+        self.first_batch_end: float | None = None
         self._last: float | None = None
         self._batches = 0
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         now = time.monotonic()
-        if self._first is None:
-            self._first = now
+        if self.first_batch_end is None:
+            self.first_batch_end = now
         else:
             self._last, self._batches = now, self._batches + 1
 
@@ -74,4 +75,4 @@ class StepClock(keras.callbacks.Callback):
         """Mean seconds a step after the first, or None before two batches have ended."""
         if not self._batches:
             return None
-        return (self._last - self._first) / self._batches * self.batches_per_step
+        return (self._last - self.first_batch_end) / self._batches * self.batches_per_step

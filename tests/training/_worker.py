@@ -133,7 +133,7 @@ def multi_worker(out: pathlib.Path, index: int, ports: str) -> dict:
     strategy = get_strategy("multi_worker")
     import keras
 
-    from kbert.training.multi_worker import patch_model_for_multi_worker
+    from kbert.training.keras_multi_worker_patch import patch_model_for_multi_worker
 
     def fresh_model():
         with strategy.scope():

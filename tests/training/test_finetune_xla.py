@@ -165,7 +165,7 @@ def test_tpu_strategy_takes_the_fixed_shape_xla_path(tmp_path, tiny_init, monkey
         asked.append((name, tpu))
         return tf.distribute.get_strategy()
 
-    monkeypatch.setattr("kbert.training.finetune.get_strategy", fake_get_strategy)
+    monkeypatch.setattr("kbert.training.run_setup.get_strategy", fake_get_strategy)
     task, train = task_data("classify", tmp_path, 40)
     keep = KeepModel()
     finetune(task, FinetuneConfig(train=str(train), out=str(tmp_path / "out"), init=str(tiny_init),

@@ -96,16 +96,16 @@ def test_pretrain_from_raw_text_with_sop(corpus):
 
 def test_encoder_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkeypatch):
     import kbert.convert.checkpoints
-    import kbert.models.bert_encoder
+    import kbert.training.run_setup
 
     built = []
 
-    class RecordingEncoder(kbert.models.bert_encoder.BertEncoder):
+    class RecordingEncoder(kbert.training.run_setup.BertEncoder):
         def __init__(self, **fields):
             built.append((fields["hidden_dropout_prob"], fields["attention_probs_dropout_prob"]))
             super().__init__(**fields)
 
-    monkeypatch.setattr(kbert.models.bert_encoder, "BertEncoder", RecordingEncoder)
+    monkeypatch.setattr(kbert.training.run_setup, "BertEncoder", RecordingEncoder)  # fresh encoders
     monkeypatch.setattr(kbert.convert.checkpoints, "BertEncoder", RecordingEncoder)
     common = ["--vocab", str(corpus / "vocab.txt"), "--objective", "none", "--steps", "2", "--batch-size", "4",
               "--sequence-length", "32", "--encoder-dropout", "0", "--verbose", "0"]

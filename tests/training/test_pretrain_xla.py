@@ -68,7 +68,7 @@ def test_pretrain_jit_compile_from_records_trains_an_xla_step(records, compiled,
 def test_pretrain_tpu_strategy_forces_xla(corpus, compiled, monkeypatch):  # noqa: F811
     import tensorflow as tf
 
-    monkeypatch.setattr("kbert.training.strategy.get_strategy",
+    monkeypatch.setattr("kbert.training.run_setup.get_strategy",
                         lambda name, devices=None, tpu=None: tf.distribute.get_strategy())
     assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--vocab", str(corpus / "vocab.txt"),
                  "--preset", "tiny", "--steps", "4", "--batch-size", "8", "--sequence-length", "32",

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from kbert.training.multi_worker import in_multi_worker_mode, patch_model_for_multi_worker
+from kbert.training.keras_multi_worker_patch import in_multi_worker_mode, patch_model_for_multi_worker
 from tests.training import _worker
 from tests.training._training_subprocess import free_ports, result, run_all, start
 
@@ -43,7 +43,7 @@ def test_two_workers_fit_to_bit_identical_weights(tmp_path):
     for out in outs:
         assert out["replicas"] == 2
         # The upstream failures, reproduced without (part of) the workaround. If either of these
-        # starts failing, Keras fixed it: remove the matching part of kbert.training.multi_worker.
+        # starts failing, Keras fixed it: remove the matching part of kbert.training.keras_multi_worker_patch.
         assert "Attempt to convert a value (PerReplica" in out["nested_batch_error"]  # #20585
         assert "Invalid reduction dimension 0 for input with 0 dimensions" in (
             out["scalar_log_error"])  # #20329

@@ -1,8 +1,10 @@
-"""Makes Keras 3.15 `Model.fit` / `evaluate` work under `MultiWorkerMirroredStrategy` (and BERT inputs
-under a several-replica `MirroredStrategy`).
+"""A patch of Keras 3.15, not kbert code: its TensorFlow trainer reduces the wrong values across replicas.
 
-Temporary workaround for two upstream bugs in `keras/src/backend/tensorflow/trainer.py`; remove this
-module (and its calls in the training code) once Keras fixes them:
+Keras 3.15's `TensorFlowTrainer` (`keras/src/backend/tensorflow/trainer.py`) fails in `Model.fit` /
+`evaluate` under `MultiWorkerMirroredStrategy`, and with BERT's inputs under a several-replica
+`MirroredStrategy`, because it reduces (1) the whole nested first batch and (2) every scalar log across
+replicas. `patch_model_for_multi_worker` wraps one model's methods around the two upstream bugs; remove
+this module (and its calls in the training code) once Keras fixes them:
 
 1. keras-team/keras#20585, nested batches reduced as tensors. `fit` / `evaluate` first build the
    model symbolically from one batch. `TensorFlowTrainer._maybe_symbolic_build` gets that batch
