@@ -106,7 +106,9 @@ def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, p
         A `BertEncoder`.
 
     Raises:
-        ValueError: the encoder's vocab_size is not the vocabulary's size (the message names both).
+        ValueError: a fresh encoder's vocab_size is not the vocabulary's size, or a checkpoint's embedding
+            table is too small for the vocabulary's ids (a larger one, padded past the vocabulary as some
+            releases are, is fine: no id reaches its extra rows). The message names both sizes.
 
     Example:
     >>> build_encoder(20, preset="tiny", num_hidden_layers=1).bert_config.num_hidden_layers
@@ -121,7 +123,7 @@ def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, p
     else:
         encoder = BertEncoder(**dataclasses.replace(encoder_config(vocabulary_size, preset=preset),
                                                     **fields).to_dict())
-    if encoder.bert_config.vocab_size != vocabulary_size:
-        raise ValueError(f"The model's vocab_size {encoder.bert_config.vocab_size} differs from the vocabulary's "
-                         f"{vocabulary_size} tokens")
+    size = encoder.bert_config.vocab_size
+    if size < vocabulary_size if init is not None else size != vocabulary_size:
+        raise ValueError(f"The model's vocab_size {size} differs from the vocabulary's {vocabulary_size} tokens")
     return encoder

@@ -66,3 +66,5 @@ def test_build_encoder_starts_from_a_checkpoint_or_an_architecture(tiny_init):
 def test_a_vocabulary_that_does_not_fit_the_checkpoint_is_an_error_naming_both_sizes(tiny_init):
     with pytest.raises(ValueError, match=f"vocab_size {len(TINY_VOCAB)} differs from the vocabulary's 99 tokens"):
         build_encoder(99, init=str(tiny_init))
+    # A checkpoint's table padded past its vocabulary (no id reaches the extra rows) is fine.
+    assert build_encoder(len(TINY_VOCAB) - 2, init=str(tiny_init)).bert_config.vocab_size == len(TINY_VOCAB)
