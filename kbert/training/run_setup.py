@@ -51,7 +51,8 @@ def run_setup(strategy: str = "auto", tpu: str | None = None,
 
     Example:
     >>> import keras
-    >>> with run_setup("one_device", mixed_precision="mixed_bfloat16") as distribution:
+    >>> from kbert.precision import MIXED_BFLOAT16
+    >>> with run_setup("one_device", mixed_precision=MIXED_BFLOAT16) as distribution:
     ...     with distribution.scope():
     ...         keras.layers.Dense(2).compute_dtype
     'bfloat16'
