@@ -183,14 +183,15 @@ def test_finetune_quality_refuses_unknown_tasks_and_empty_sizes(capsys, flags, m
 
 
 def test_paired_inputs_for_the_pair_task_are_the_benchmarks_files(tmp_path, monkeypatch):
+    import benchmarks.common.pair_task as pair_task
     import benchmarks.studies.paired_finetune as paired
 
     data = {"data": SMALL["data"] * 24}  # 48 articles: 0-39 train, 40-47 dev
     squad = tmp_path / "squad.json"
     squad.write_text(json.dumps(data), encoding="utf-8")
-    monkeypatch.setattr(paired, "PAIR_DEV_ROWS", 3)
+    monkeypatch.setattr(pair_task, "PAIR_DEV_ROWS", 3)
     (tmp_path / "files").mkdir()
-    train, dev = paired.pair_files(squad, tmp_path / "files")
+    train, dev = pair_task.pair_files(squad, tmp_path / "files")
 
     def rows(examples):
         write_pair_tsv(examples, tmp_path / "expected.tsv")
