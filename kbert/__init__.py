@@ -5,6 +5,7 @@ and `kbert.BertEncoder` loads what it needs. Importing kbert changes no setting 
 """
 
 from kbert.lazy_exports import lazy_exports
+from kbert.tasks.registry import public_names
 from kbert.version import __version__
 
 _EXPORTS = {
@@ -18,11 +19,8 @@ _EXPORTS = {
     "from_keras_hub": "kbert.convert.keras_hub_backbone",
     "to_keras_hub": "kbert.convert.keras_hub_backbone",
     "BertEmbeddings": "kbert.layers.bert_embeddings",
-    "BertClassifier": "kbert.tasks.classification_model",
     "BertEncoder": "kbert.models.bert_encoder",
     "BertPretrainer": "kbert.models.bert_pretrainer",
-    "BertQuestionAnswerer": "kbert.tasks.question_answering_model",
-    "BertTokenClassifier": "kbert.tasks.tagging_model",
     "BertPreprocessor": "kbert.text.bert_preprocessor",
     "BertTokenizer": "kbert.text.bert_tokenizer",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
@@ -30,12 +28,10 @@ _EXPORTS = {
     "load_tokenizer": "kbert.text.loading",
     "load_model": "kbert.tasks.model_dir",
     "save_model": "kbert.tasks.model_dir",
-    # The Task API: one object per downstream problem, and the loop that fine-tunes any of them.
+    # The Task API: one object per downstream problem, and the loop that fine-tunes any of them. Each task
+    # class and its Keras model come from the task registry (`kbert.tasks.registry.public_names`).
+    **public_names(),
     "Task": "kbert.tasks.base",
-    "ClassificationTask": "kbert.tasks.classification",
-    "RegressionTask": "kbert.tasks.classification",
-    "TaggingTask": "kbert.tasks.tagging",
-    "QuestionAnsweringTask": "kbert.tasks.question_answering",
     "get_task": "kbert.tasks.registry",
     "FinetuneConfig": "kbert.training.finetune_config",
     "finetune": "kbert.training.finetune",

@@ -67,7 +67,7 @@ def test_the_public_api_is_unchanged():
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
         "to_keras_hub",
         # the Task API
-        "Task", "ClassificationTask", "RegressionTask", "TaggingTask", "QuestionAnsweringTask", "get_task",
+        "Task", "ClassificationTask", "RegressionTask", "TaggingTask", "QuestionAnsweringTask", "EncoderTask", "get_task",
         "FinetuneConfig", "finetune", "evaluate_model", "PretrainConfig", "pretrain"])
     from kbert.models.bert_encoder import BertEncoder
 

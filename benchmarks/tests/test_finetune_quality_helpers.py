@@ -153,7 +153,7 @@ def test_paired_inputs_for_tagging_keep_each_sentence_and_name_the_head_columns(
 
     from benchmarks.common.hf_reference import read_conll
     from benchmarks.studies.paired_finetune import write_inputs
-    from kbert.tasks.readers.sources import read_tagging
+    from kbert.tasks.tagging import read_tagging
 
     source = tmp_path / "train.txt"
     sentences = [([f"w{i}", "x"], ["B-PER" if i % 3 else "B-LOC", "O"]) for i in range(12)]

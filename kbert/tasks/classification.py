@@ -1,4 +1,7 @@
-"""Sentence (pair) classification, and regression as its one-output case (STS-B)."""
+"""Sentence (pair) classification, and regression as its one-output case (STS-B).
+
+Examples come from CSV / TSV / JSONL files or any tfds text-classification dataset (`read_classification`).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,10 @@ from kbert.tasks.classification_model import BertClassifier
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.classification_data import classification_dataset, encode_labels
 from kbert.tasks.classification_settings import ClassificationSettings
-from kbert.tasks.readers.sources import build_label_vocabulary, read_classification, source_label_names
+from kbert.tasks.readers.local_files import read_classification_file
+from kbert.tasks.readers.sources import (build_label_vocabulary, parse_source, require_file, source_label_names,
+                                         split_of)
+from kbert.tasks.readers.tfds_source import as_text, base_name, check_features, class_names, load_tfds
 from kbert.tasks.serving import ServingInputs, sentence_functions
 from kbert.text import BertPreprocessor
 
@@ -147,3 +153,112 @@ def looks_like_regression(examples: Sequence[Example]) -> bool:
     if labels and all(isinstance(label, float) for label in labels):
         return True
     return bool(values) and any(not v.is_integer() for v in values)
+
+
+# The text (and text pair) features of the tfds datasets kbert knows; the label feature is "label" for all.
+CLASSIFICATION_COLUMNS: dict[str, tuple[str, str | None]] = {
+    "glue/cola": ("sentence", None),
+    "glue/sst2": ("sentence", None),
+    "glue/mrpc": ("sentence1", "sentence2"),
+    "glue/qqp": ("question1", "question2"),
+    "glue/stsb": ("sentence1", "sentence2"),
+    "glue/mnli": ("premise", "hypothesis"),
+    "glue/mnli_matched": ("premise", "hypothesis"),
+    "glue/mnli_mismatched": ("premise", "hypothesis"),
+    "glue/qnli": ("question", "sentence"),
+    "glue/rte": ("sentence1", "sentence2"),
+    "glue/wnli": ("sentence1", "sentence2"),
+    "glue/ax": ("premise", "hypothesis"),
+    "imdb_reviews": ("text", None),
+    "imdb_reviews/plain_text": ("text", None),
+}
+
+
+def read_classification(
+    source: str | os.PathLike,
+    *,
+    text_column: str | int | None = None,
+    text_pair_column: str | int | None = None,
+    label_column: str | int | None = "label",
+    split: str | None = None,
+    labels: Sequence[str] | None = None,
+    regression: bool = False,
+    data_dir: str | None = None,
+    header: bool = True,
+) -> list[Example]:
+    """Reads single-text or text-pair classification / regression examples.
+
+    Args:
+        source: str or PathLike. A .csv / .tsv / .jsonl file or `tfds:NAME[:SPLIT]`.
+        text_column: optional str or int. Text column (a name, or a 0-based number in a CSV / TSV file);
+            None means "text" for files and the dataset's own feature for tfds (`CLASSIFICATION_COLUMNS`,
+            e.g. "sentence" for glue/sst2).
+        text_pair_column: optional str or int. Second text column; None means none for files and the
+            dataset's own (e.g. "hypothesis" for glue/mnli) for tfds.
+        label_column: optional str or int. Label column; None reads unlabelled data (label None).
+        split: optional str. tfds split when the source string has none ("train" by default).
+        labels: optional sequence of str. Allowed labels; anything else is an error.
+        regression: bool. Labels are floats (files; tfds float features are read as floats anyway).
+        data_dir: optional tfds data directory.
+        header: bool. CSV / TSV files: the first line names the columns; False reads it as data, and
+            the columns are then numbers (GLUE's raw CoLA: `header=False, text_column=3, label_column=1`).
+
+    Returns:
+        list of {"text": str, "text_pair": str | None, "label": str | float | None}: tfds ClassLabel labels
+        as their names ("positive"), float labels (STS-B) as floats, label -1 (GLUE test splits) as None.
+
+    Example:
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "dev.jsonl"
+    >>> _ = path.write_text('{"premise": "a cat", "hypothesis": "an animal", "label": "entailment"}\\n')
+    >>> read_classification(path, text_column="premise", text_pair_column="hypothesis")
+    [{'text': 'a cat', 'text_pair': 'an animal', 'label': 'entailment'}]
+    """
+    parsed = parse_source(source)
+    columns = (text_column, text_pair_column, label_column)
+    if parsed.kind == "tfds":
+        if any(isinstance(c, int) for c in columns):
+            raise ValueError(f"tfds {parsed.name}: features have names; give column names, not numbers")
+        examples = _read_tfds(parsed.name, split_of(parsed, split), *columns, data_dir=data_dir)
+        if labels is not None:
+            unknown = sorted({str(e["label"]) for e in examples if e["label"] is not None} - set(labels))
+            if unknown:
+                raise ValueError(f"tfds {parsed.name}: labels {unknown} are not in {list(labels)}")
+        return examples
+    require_file(parsed.name)
+    if not header and not all(isinstance(c, int) or c is None for c in columns):
+        raise ValueError(f"{parsed.name}: a file without a header takes its columns by number "
+                         "(e.g. --text-column 3 --label-column 1)")
+    if not header and text_column is None:
+        raise ValueError(f"{parsed.name}: a file without a header needs the text column's number")
+    return read_classification_file(parsed.name, header=header, text_column="text" if text_column is None else
+                                    text_column, text_pair_column=text_pair_column, label_column=label_column,
+                                    labels=labels, regression=regression)
+
+
+def _read_tfds(name: str, split: str, text_column: str | None, text_pair_column: str | None,
+               label_column: str | None, data_dir: str | None = None) -> list[Example]:
+    """A tfds text-classification dataset (every `glue/*` config, `imdb_reviews`, or any other with named
+    text features) as `read_classification`'s examples."""
+    default_text, default_pair = CLASSIFICATION_COLUMNS.get(base_name(name), (None, None))
+    text_column = text_column or default_text
+    text_pair_column = text_pair_column or default_pair
+    if text_column is None:
+        raise ValueError(f"tfds {name}: no default text feature is known; pass text_column=")
+    rows, info = load_tfds(name, split, data_dir)
+    check_features(name, info.features, (text_column, text_pair_column, label_column))
+    names = class_names(info.features[label_column]) if label_column else None
+    examples: list[Example] = []
+    for row in rows:
+        label: str | float | None = None
+        if label_column is not None:
+            value = row[label_column]
+            if names is not None:
+                label = names[int(value)] if int(value) >= 0 else None
+            elif getattr(value, "dtype", None) is not None and value.dtype.kind == "f":
+                label = float(value)
+            else:
+                label = as_text(value)
+        examples.append({"text": as_text(row[text_column]),
+                         "text_pair": as_text(row[text_pair_column]) if text_pair_column else None, "label": label})
+    return examples

@@ -23,7 +23,7 @@ def encode_labels(
     """Label ids (int32) from label names, or float32 scores for regression.
 
     Args:
-        examples: sequence of {"label": ...} dicts (as `kbert.tasks.readers.read_classification` returns).
+        examples: sequence of {"label": ...} dicts (as `kbert.tasks.classification.read_classification` returns).
         label_names: the label vocabulary in id order (ignored for regression).
         regression: bool. Labels are numbers.
 

@@ -120,7 +120,7 @@ def build_qa_features(
 
     Args:
         examples: sequence of {"id", "question", "context", "answers": [{"text", "answer_start"}]}
-            (as `kbert.tasks.readers.read_squad` returns); the first answer is the training target.
+            (as `kbert.tasks.question_answering.read_squad` returns); the first answer is the training target.
         tokenizer: `kbert.BertTokenizer`.
         sequence_length: int. Window length in tokens, with `[CLS]`, question and two `[SEP]`.
         doc_stride: int. Tokens between the starts of consecutive windows.

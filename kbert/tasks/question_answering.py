@@ -15,7 +15,9 @@ from kbert.tasks.question_answering_model import BertQuestionAnswerer
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.qa_features import build_qa_features
 from kbert.tasks.question_answering_settings import QuestionAnsweringSettings
-from kbert.tasks.readers.sources import read_squad
+from kbert.tasks.readers.sources import parse_source, require_file, split_of
+from kbert.tasks.readers.squad_json import keep_matching_answers, read_squad_json
+from kbert.tasks.readers.tfds_source import LengthCheck, as_text, load_tfds
 from kbert.tasks.serving import STRING, ServingInputs, substrings
 from kbert.tasks.span_decoding import best_spans, decode_answers
 from kbert.text import BertPreprocessor
@@ -102,3 +104,69 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
         preprocess = tf.function(lambda question, context: inputs.pack(question, context),
                                  input_signature=[STRING] * 2)
         return {"preprocess": preprocess, "serving_default": answer}
+
+
+def read_squad(
+    source: str | os.PathLike,
+    *,
+    split: str | None = None,
+    article_range: Sequence[int] | range | None = None,
+    validate_answers: bool = True,
+    strict_answers: bool = False,
+    on_length_mismatch: str = "truncate",
+    data_dir: str | None = None,
+) -> list[Example]:
+    """Reads extractive-QA examples from SQuAD JSON or `tfds:squad/v1.1|v2.0[:SPLIT]`.
+
+    Args:
+        source: str or PathLike. The JSON file or tfds source.
+        split: optional str. tfds split when the source string has none.
+        article_range: optional (start, stop) or range. JSON files only: keep these articles, e.g. (0, 40).
+        validate_answers: bool. Check that each answer_start points at its answer text; answers that do
+            not are skipped with a warning that counts and names them.
+        strict_answers: bool. Raise ValueError at the first such answer instead.
+        on_length_mismatch: str. tfds only: "truncate", "skip" or "raise" when answers/text and
+            answers/answer_start differ in length (only mock data does; `kbert.tasks.readers.tfds_source`).
+        data_dir: optional tfds data directory.
+
+    Returns:
+        list of {"id", "question", "context", "answers": [{"text", "answer_start"}], "is_impossible"};
+        SQuAD v2.0 questions marked is_impossible have no answers.
+
+    Example:
+    >>> read_squad("../shared/data/squad_v1.1/dev-v1.1.json", article_range=(40, 48))  # doctest: +SKIP
+    """
+    parsed = parse_source(source)
+    if parsed.kind == "tfds":
+        if article_range is not None:
+            raise ValueError("article_range applies to SQuAD JSON files, not tfds sources")
+        split = split_of(parsed, split)
+        examples = _read_tfds(parsed.name, split, on_length_mismatch, data_dir)
+        if validate_answers:
+            examples = keep_matching_answers(examples, f"tfds {parsed.name}[{split}]", strict_answers)
+        return examples
+    require_file(parsed.name)
+    return read_squad_json(parsed.name, article_range=article_range, validate_answers=validate_answers,
+                           strict_answers=strict_answers)
+
+
+def _read_tfds(name: str, split: str, on_length_mismatch: str, data_dir: str | None = None) -> list[Example]:
+    """tfds `squad/v1.1` or `squad/v2.0` as `read_squad`'s examples (answers not yet checked)."""
+    check = LengthCheck(on_length_mismatch, "answers/text and answers/answer_start")
+    rows, _ = load_tfds(name, split, data_dir)
+    examples: list[Example] = []
+    for row in rows:
+        qid = as_text(row["id"])
+        impossible = bool(row.get("is_impossible", False))
+        texts = [as_text(t) for t in row["answers"]["text"]]
+        starts = [int(s) for s in row["answers"]["answer_start"]]
+        answers = []
+        if not impossible:  # v2.0 impossible questions keep no answers, whatever the features hold
+            keep = check((len(texts), len(starts)), f"tfds {name}[{split}] question {qid!r}")
+            if keep is None:
+                continue
+            answers = [{"text": t, "answer_start": s} for t, s in zip(texts[:keep], starts[:keep])]
+        examples.append({"id": qid, "question": as_text(row["question"]), "context": as_text(row["context"]),
+                         "answers": answers, "is_impossible": impossible})
+    check.report(name)
+    return examples

@@ -1,81 +1,155 @@
-"""The one registry of task kinds: name -> `Task` class. Adding a task is its module plus a line here.
+"""The one registry of task kinds: a new task is its own modules plus one `register` call.
 
-A line names the task class by its dotted path: the class (whose module imports TensorFlow) is imported
-when first looked up. `COMMANDS` maps each `kbert finetune COMMAND` to the task's settings, a dataclass in
-a module without TensorFlow that the task class extends, so the command's flags come without TensorFlow.
+    register("classify", "kbert.tasks.classification:ClassificationTask",
+             settings="kbert.tasks.classification_settings:ClassificationSettings",
+             model="kbert.tasks.classification_model:BertClassifier")
+
+names the task class, the settings it extends and its Keras model by dotted path, so that nothing is
+imported until it is looked up: the task class (whose module imports TensorFlow) on first use, the settings
+(a module without TensorFlow) when the CLI builds `kbert finetune COMMAND`'s flags. Everything else is derived
+from these lines: `REGISTRY` (name -> task class), `COMMANDS` (`kbert finetune COMMAND` -> settings), `TASKS`
+(the tasks a model directory may hold) and the public names of `kbert` and `kbert.tasks` (`public_names`).
+A task registered by another package (`register(...)` when its module is imported) gets all of these too:
+its command, its model directories, its export and `kbert predict`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kbert.tasks.classification_settings import ClassificationSettings
-from kbert.tasks.question_answering_settings import QuestionAnsweringSettings
-from kbert.tasks.settings import TaskSettings
-from kbert.tasks.tagging_settings import TaggingSettings
-
 if TYPE_CHECKING:
-    import keras
-
     from kbert.tasks.base import Task
+    from kbert.tasks.settings import TaskSettings
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskEntry:
+    """One registered task kind, each part a "module:Class" path.
+
+    Args:
+        task: the `Task` class.
+        settings: the TF-free `TaskSettings` class the task extends, for a task with its own `kbert finetune`
+            command (None: the task is reached through another's command, or has none).
+        model: the task's Keras model class (None: a task without a trained head).
+    """
+
+    task: str
+    settings: str | None = None
+    model: str | None = None
+
+
+_ENTRIES: dict[str, TaskEntry] = {}
+
+
+def _load(path: str) -> Any:
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def register(name: str, task: str, *, settings: str | None = None, model: str | None = None) -> None:
+    """Registers the task `name`; see the module docstring.
+
+    Raises:
+        ValueError: `name` is taken, or a path is not "module:Class".
+    """
+    if name in _ENTRIES:
+        raise ValueError(f"a task named {name!r} is registered already ({_ENTRIES[name].task})")
+    for path in (task, settings, model):
+        if path is not None and path.count(":") != 1:
+            raise ValueError(f"{path!r} is not a 'module:Class' path")
+    _ENTRIES[name] = TaskEntry(task, settings, model)
+
+
+def unregister(name: str) -> None:
+    """Removes the task `name` (a task registered for a test, or by mistake)."""
+    _ENTRIES.pop(name)
+    _TaskClasses.loaded.pop(name, None)
 
 
 class _TaskClasses(Mapping):
-    """name -> task class, each imported from its "module:Class" path on first lookup."""
+    """name -> task class, each imported from its path on first lookup."""
 
-    def __init__(self, paths: dict[str, str]) -> None:
-        self._paths = paths
-        self._classes: dict[str, type[Task]] = {}
+    loaded: dict[str, type[Task]] = {}
 
     def __getitem__(self, name: str) -> type[Task]:
-        if name not in self._classes:
-            module, _, attribute = self._paths[name].partition(":")
-            task = getattr(importlib.import_module(module), attribute)
+        if name not in self.loaded:
+            task = _load(_ENTRIES[name].task)
             if task.name != name:
-                raise TypeError(f"{self._paths[name]} is registered as {name!r} but is named {task.name!r}")
-            self._classes[name] = task
-        return self._classes[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._paths
+                raise TypeError(f"{_ENTRIES[name].task} is registered as {name!r} but is named {task.name!r}")
+            self.loaded[name] = task
+        return self.loaded[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._paths)
+        return iter(list(_ENTRIES))
 
     def __len__(self) -> int:
-        return len(self._paths)
+        return len(_ENTRIES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _ENTRIES
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._paths})"
+        return f"REGISTRY({ {name: entry.task for name, entry in _ENTRIES.items()} })"
 
 
-REGISTRY: Mapping[str, type[Task]] = _TaskClasses({
-    "classify": "kbert.tasks.classification:ClassificationTask",
-    "regress": "kbert.tasks.classification:RegressionTask",
-    "tag": "kbert.tasks.tagging:TaggingTask",
-    "qa": "kbert.tasks.question_answering:QuestionAnsweringTask",
-    "encoder": "kbert.tasks.encoder:EncoderTask",
-})
-# `kbert finetune COMMAND` -> the settings whose fields are its flags (`REGISTRY[settings.name]` extends them).
-COMMANDS: dict[str, type[TaskSettings]] = {
-    settings.command: settings for settings in (ClassificationSettings, TaggingSettings, QuestionAnsweringSettings)
-}
+class _Commands(Mapping):
+    """`kbert finetune COMMAND` -> the settings whose fields are its flags (`REGISTRY[settings.name]` extends
+    them); TF-free: only the settings modules are imported."""
+
+    def _table(self) -> dict[str, type[TaskSettings]]:
+        table = {}
+        for name, entry in _ENTRIES.items():
+            settings = _load(entry.settings) if entry.settings else None
+            if settings is not None and settings.command:
+                if settings.name != name:
+                    raise TypeError(f"{entry.settings} is registered for {name!r} but is named {settings.name!r}")
+                table[settings.command] = settings
+        return table
+
+    def __getitem__(self, command: str) -> type[TaskSettings]:
+        return self._table()[command]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+REGISTRY: Mapping[str, type[Task]] = _TaskClasses()
+COMMANDS: Mapping[str, type[TaskSettings]] = _Commands()
+
+
+def public_names() -> dict[str, str]:
+    """Class name -> module of every registered task class and task model class: the names `kbert` and
+    `kbert.tasks` export, read from the registry lines without importing anything.
+
+    Example:
+    >>> public_names()["BertClassifier"]
+    'kbert.tasks.classification_model'
+    """
+    names = {}
+    for entry in _ENTRIES.values():
+        for path in (entry.task, entry.model):
+            if path is not None:
+                module, _, attribute = path.partition(":")
+                names[attribute] = module
+    return names
 
 
 def __getattr__(name: str) -> Any:
     # TASKS: tasks with a trained head, what a model directory's task.json may name. It looks at every task
-    # class, so it is computed on first use.
+    # class (TensorFlow), so it is computed when asked for.
     if name == "TASKS":
-        tasks = tuple(name for name, task in REGISTRY.items() if task.model_class is not None)
-        globals()["TASKS"] = tasks
-        return tasks
+        return tuple(name for name, entry in _ENTRIES.items() if entry.model is not None)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_task(name: str, **settings: Any) -> Task:
-    """The task called `name` ("classify", "regress", "tag", "qa", "encoder") with `settings`.
+    """The task called `name` (e.g. "classify", "regress", "tag", "qa", "encoder") with `settings`.
 
     Example:
     >>> get_task("tag", tag_column="pos").tag_column
@@ -99,9 +173,23 @@ def task_from_info(info: dict[str, Any]) -> Task:
     return REGISTRY[name].from_info(info)
 
 
-def task_name_of(model: keras.Model) -> str:
+def task_name_of(model: Any) -> str:
     """The task name of a kbert task model; TypeError for anything else."""
     for name, task in REGISTRY.items():
         if task.matches(model):
             return name
     raise TypeError(f"Not a kbert task model: {type(model).__name__}")
+
+
+# kbert's own tasks. One line each: the task, the settings its command's flags come from, its Keras model.
+register("classify", "kbert.tasks.classification:ClassificationTask",
+         settings="kbert.tasks.classification_settings:ClassificationSettings",
+         model="kbert.tasks.classification_model:BertClassifier")
+register("regress", "kbert.tasks.classification:RegressionTask",
+         model="kbert.tasks.classification_model:BertClassifier")
+register("tag", "kbert.tasks.tagging:TaggingTask", settings="kbert.tasks.tagging_settings:TaggingSettings",
+         model="kbert.tasks.tagging_model:BertTokenClassifier")
+register("qa", "kbert.tasks.question_answering:QuestionAnsweringTask",
+         settings="kbert.tasks.question_answering_settings:QuestionAnsweringSettings",
+         model="kbert.tasks.question_answering_model:BertQuestionAnswerer")
+register("encoder", "kbert.tasks.encoder:EncoderTask")

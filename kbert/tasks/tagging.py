@@ -14,7 +14,11 @@ import tensorflow as tf
 from kbert.metrics import entity_scores
 from kbert.tasks.tagging_model import BertTokenClassifier
 from kbert.tasks.base import Example, Task, TaskData
-from kbert.tasks.readers.sources import build_label_vocabulary, read_tagging, source_label_names
+from kbert.tasks.readers.conll import CONLL_COLUMNS, iob1_to_iob2, read_conll
+from kbert.tasks.readers.sources import (build_label_vocabulary, parse_source, require_file, source_label_names,
+                                         split_of)
+from kbert.tasks.readers.space_separated import TAG_FORMATS, detect_tag_format, read_space_separated_tags
+from kbert.tasks.readers.tfds_source import LengthCheck, as_text, check_features, class_names, load_tfds
 from kbert.tasks.serving import STRING, ServingInputs, lookup, named, substrings
 from kbert.tasks.tagging_data import encode_tags, tagging_dataset
 from kbert.tasks.tagging_settings import TaggingSettings
@@ -133,3 +137,81 @@ class TaggingTask(TaggingSettings, Task):
             return out
 
         return {"preprocess": named(inputs.pack, False), "serving_default": tag}
+
+
+def read_tagging(
+    source: str | os.PathLike,
+    *,
+    tag_column: str | int = "ner",
+    tag_format: str | None = None,
+    split: str | None = None,
+    to_iob2: bool = False,
+    on_length_mismatch: str = "truncate",
+    data_dir: str | None = None,
+) -> list[Example]:
+    """Reads token-tagging sentences from a CoNLL column file, a `tokens<TAB>tags` TSV (MSRA NER as Chinese
+    BERT toolkits ship it) or `tfds:conll2003[:SPLIT]`.
+
+    Args:
+        source: str or PathLike. The file or tfds source.
+        tag_column: str or int. CoNLL and tfds: "ner" (last column / tfds "ner"), "pos" (column 1), "chunk",
+            or an index.
+        tag_format: optional str. Files: "conll" (`read_conll`) or "spaces" (`read_space_separated_tags`);
+            None detects it (`detect_tag_format`).
+        split: optional str. tfds split when the source string has none.
+        to_iob2: bool. Rewrite IOB1 entity tags as IOB2 (IOB2 input is left unchanged).
+        on_length_mismatch: str. tfds only: "truncate", "skip" or "raise" when words and tags differ in
+            length (only mock data does; `kbert.tasks.readers.tfds_source`).
+        data_dir: optional tfds data directory.
+
+    Returns:
+        list of {"words": list[str], "tags": list[str]}; tfds tags as their ClassLabel names ("B-PER").
+
+    Example:
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.txt"
+    >>> _ = path.write_text("Paris NNP I-LOC\\nis VBZ O\\n")
+    >>> read_tagging(path, to_iob2=True)
+    [{'words': ['Paris', 'is'], 'tags': ['B-LOC', 'O']}]
+    """
+    if tag_format is not None and tag_format not in TAG_FORMATS:
+        raise ValueError(f"tag_format must be one of {list(TAG_FORMATS)} or None (detect), got {tag_format!r}")
+    parsed = parse_source(source)
+    if parsed.kind == "tfds":
+        if tag_format == "spaces":
+            raise ValueError(f"tfds {parsed.name}: tag_format 'spaces' applies to TSV files")
+        examples = _read_tfds(parsed.name, split_of(parsed, split), tag_column, on_length_mismatch, data_dir)
+    else:
+        require_file(parsed.name)
+        if (tag_format or detect_tag_format(parsed.name)) == "spaces":
+            examples = read_space_separated_tags(parsed.name)
+        else:
+            examples = read_conll(parsed.name, tag_column=tag_column)
+    if to_iob2:
+        examples = [{"words": e["words"], "tags": iob1_to_iob2(e["tags"])} for e in examples]
+    return examples
+
+
+def _read_tfds(name: str, split: str, tag_column: str | int, on_length_mismatch: str,
+               data_dir: str | None = None) -> list[Example]:
+    """A tfds token-tagging dataset (conll2003; words in "tokens") as `read_tagging`'s examples; CoNLL column
+    indices -1, 1, 2 name the features "ner", "pos", "chunks"."""
+    if not isinstance(tag_column, str):
+        by_index = {index: feature for feature, index in CONLL_COLUMNS.items() if feature != "chunk"}
+        if tag_column not in by_index:
+            raise ValueError(f"tag_column index {tag_column} has no tfds feature; use 'ner', 'pos' or 'chunks'")
+        tag_column = by_index[tag_column]
+    tag_column = "chunks" if tag_column == "chunk" else tag_column
+    check = LengthCheck(on_length_mismatch, f"'tokens' and {tag_column!r}")
+    rows, info = load_tfds(name, split, data_dir)
+    check_features(name, info.features, ("tokens", tag_column))
+    names = class_names(getattr(info.features[tag_column], "feature", None))
+    examples: list[Example] = []
+    for index, row in enumerate(rows):
+        words = [as_text(w) for w in row["tokens"]]
+        tags = [names[int(t)] if names else as_text(t) for t in row[tag_column]]
+        keep = check((len(words), len(tags)), f"tfds {name}[{split}] example {index}")
+        if keep is not None and keep > 0:
+            examples.append({"words": words[:keep], "tags": tags[:keep]})
+    check.report(name)
+    return examples

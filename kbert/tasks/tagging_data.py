@@ -94,7 +94,7 @@ def tagging_dataset(
     """A batched `tf.data.Dataset` of `(inputs, labels)` for `BertTokenClassifier`.
 
     Args:
-        examples: sequence of {"words": [str], "tags": [str]} (as `kbert.tasks.readers.read_tagging` returns).
+        examples: sequence of {"words": [str], "tags": [str]} (as `kbert.tasks.tagging.read_tagging` returns).
         preprocessor: `kbert.BertPreprocessor`; dynamic padding rounds up to `pad_multiple`.
         label_names: the tag vocabulary in id order (needed with `with_labels`).
         batch_size: int. Sentences per batch.

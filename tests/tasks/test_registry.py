@@ -28,3 +28,18 @@ def test_settings_round_trip_through_the_task():
     assert type(task).__name__ == "ClassificationTask"
     assert task.info() == {"task": "classify", "labels": None, "text_column": "sentence", "text_pair_column": None,
                            "label_column": "label", "header": False, "regression": None}
+
+
+def test_public_names_come_from_the_registry_lines():
+    import kbert
+    import kbert.tasks
+    from kbert.tasks.registry import public_names
+
+    names = public_names()
+    assert names["ClassificationTask"] == "kbert.tasks.classification"
+    assert names["BertQuestionAnswerer"] == "kbert.tasks.question_answering_model"
+    for name in REGISTRY:  # every task class, and every task's model class, is public in both packages
+        task = REGISTRY[name]
+        for cls in (task, task.model_class):
+            if cls is not None:
+                assert getattr(kbert, cls.__name__) is cls and getattr(kbert.tasks, cls.__name__) is cls

@@ -1,8 +1,10 @@
-"""Downstream task data: raw examples from local files (CSV/TSV/JSONL, CoNLL, SQuAD JSON) and tfds.
+"""The file formats and sources that tasks read their raw examples from.
 
-`read_classification`, `read_tagging` (CoNLL columns or `tokens<TAB>tags` TSVs) and `read_squad` take a
-file path or `tfds:NAME[:SPLIT]` and return lists of plain dicts (tokenization happens in the tasks'
-tf.data pipelines).
+Parsers of one format each (CSV/TSV/JSONL rows, CoNLL columns, `tokens<TAB>tags` TSVs, SQuAD JSON), tfds
+loading (`tfds_source`), and the source plumbing and label vocabularies every task shares (`sources`). A task
+reads its own examples in its own module (`kbert.tasks.classification.read_classification`,
+`kbert.tasks.tagging.read_tagging`, `kbert.tasks.question_answering.read_squad`), on these pieces; they
+return plain dicts (tokenization happens in the tasks' tf.data pipelines).
 `sentiment_examples` makes the offline demo's sentiment sentences.
 """
 
@@ -14,10 +16,9 @@ from kbert.tasks.readers.sources import (
     DataSource,
     build_label_vocabulary,
     parse_source,
-    read_classification,
-    read_squad,
-    read_tagging,
+    require_file,
     source_label_names,
+    split_of,
 )
 from kbert.tasks.readers.squad_json import (
     AnswerOffsetWarning,
@@ -27,17 +28,11 @@ from kbert.tasks.readers.squad_json import (
     read_squad_json,
     squad_examples,
 )
-from kbert.tasks.readers.tfds_tasks import (
-    CLASSIFICATION_COLUMNS,
-    read_tfds_classification,
-    read_tfds_squad,
-    read_tfds_tagging,
-    tfds_label_names,
-)
+from kbert.tasks.readers.tfds_source import LengthCheck, load_tfds, tfds_label_names
 
 __all__ = [
     "AnswerOffsetWarning",
-    "CLASSIFICATION_COLUMNS",
+    "LengthCheck",
     "TAG_FORMATS",
     "answer_problem",
     "DataSource",
@@ -47,19 +42,16 @@ __all__ = [
     "detect_tagging_scheme",
     "iob1_to_iob2",
     "keep_matching_answers",
+    "load_tfds",
     "parse_source",
-    "read_classification",
     "read_classification_file",
     "read_conll",
     "read_space_separated_tags",
-    "read_squad",
     "read_squad_json",
-    "read_tagging",
-    "read_tfds_classification",
-    "read_tfds_squad",
-    "read_tfds_tagging",
+    "require_file",
     "sentiment_examples",
     "source_label_names",
+    "split_of",
     "squad_examples",
     "tag_parts",
     "tfds_label_names",

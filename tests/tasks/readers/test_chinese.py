@@ -10,13 +10,9 @@ import tensorflow as tf
 import kbert
 from kbert.constants import IGNORE_LABEL
 from kbert.tasks.qa_features import build_qa_features
-from kbert.tasks.readers import (
-    AnswerOffsetWarning,
-    detect_tag_format,
-    read_space_separated_tags,
-    read_squad,
-    read_tagging,
-)
+from kbert.tasks.question_answering import read_squad
+from kbert.tasks.readers import AnswerOffsetWarning, detect_tag_format, read_space_separated_tags
+from kbert.tasks.tagging import read_tagging
 from kbert.tasks.tagging_data import align_word_labels
 
 MSRA = "text_a\tlabel\n我 在 北 京 。\tO O B-LOC I-LOC O\n张 三 去 了 华 为\tB-PER I-PER O O B-ORG I-ORG\n"

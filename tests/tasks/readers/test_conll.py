@@ -2,7 +2,8 @@
 
 import pytest
 
-from kbert.tasks.readers import detect_tagging_scheme, iob1_to_iob2, read_conll, read_tagging
+from kbert.tasks.readers import detect_tagging_scheme, iob1_to_iob2, read_conll
+from kbert.tasks.tagging import read_tagging
 from kbert.metrics import entity_scores
 
 CONLL = """-DOCSTART- -X- -X- O

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from kbert.tasks.readers import read_classification, read_classification_file
+from kbert.tasks.classification import read_classification
+from kbert.tasks.readers import read_classification_file
 
 
 def write(path, text):

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from kbert.tasks.readers import AnswerOffsetWarning, read_squad, squad_examples
+from kbert.tasks.question_answering import read_squad
+from kbert.tasks.readers import AnswerOffsetWarning, squad_examples
 
 
 def squad(*articles, version="1.1"):

@@ -12,7 +12,10 @@ import pytest
 tfds = pytest.importorskip("tensorflow_datasets")
 tf = pytest.importorskip("tensorflow")
 
-from kbert.tasks.readers import read_classification, read_squad, read_tagging, source_label_names  # noqa: E402
+from kbert.tasks.classification import read_classification  # noqa: E402
+from kbert.tasks.question_answering import read_squad  # noqa: E402
+from kbert.tasks.readers import source_label_names  # noqa: E402
+from kbert.tasks.tagging import read_tagging  # noqa: E402
 
 NUM_EXAMPLES = 3
 
