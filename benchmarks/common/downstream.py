@@ -6,6 +6,7 @@ the tasks of each language, their checks before any work, and the runs. Shared b
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import pathlib
 import statistics
@@ -50,14 +51,14 @@ def check_downstream(tasks: dict, max_train_examples: int | None = None) -> None
     Raises:
         ValueError: naming the task and what its files lack.
     """
-    from kbert.cli import finetune as finetune_cli
+    from kbert.tasks.registry import COMMANDS, get_task
 
-    parser = argparse.ArgumentParser(prog="kbert finetune")
-    finetune_cli.add_arguments(parser)
     for name, (command, train, validation, _, flags) in tasks.items():
-        args = parser.parse_args([command, "--train", str(train), "--validation", str(validation), "--out", "-",
-                                  *flags])
-        task = finetune_cli.task_from_args(args)
+        # The task the flags describe: a `--a-b VALUE` pair naming a setting `a_b` of the command's task
+        # (the others are fine-tuning flags, such as --epochs).
+        own = {field.name for field in dataclasses.fields(COMMANDS[command])}
+        given = {flag[2:].replace("-", "_"): value for flag, value in zip(flags[::2], flags[1::2])}
+        task = get_task(COMMANDS[command].name, **{k: v for k, v in given.items() if k in own})
         try:
             examples = task.read_examples(train, max_train_examples or None, split="train")
             task = task.prepare(train, examples)
