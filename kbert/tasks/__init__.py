@@ -33,12 +33,11 @@ _EXPORTS = {
     "TASKS": "kbert.tasks.registry",
     "get_task": "kbert.tasks.registry",
     "task_from_info": "kbert.tasks.registry",
-    "task_name_of": "kbert.tasks.registry",
     "TaggingTask": "kbert.tasks.tagging",
 }
 __all__ = [
     "BertClassifier", "BertQuestionAnswerer", "BertTokenClassifier", "COMMANDS", "ClassificationTask",
     "EncoderTask", "QuestionAnsweringTask", "REGISTRY", "RegressionTask", "TASKS", "TaggingTask", "Task",
-    "TaskData", "get_task", "load_model", "read_task_info", "save_model", "task_from_info", "task_name_of",
+    "TaskData", "get_task", "load_model", "read_task_info", "save_model", "task_from_info",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

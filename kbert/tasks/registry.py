@@ -17,8 +17,6 @@ from kbert.tasks.settings import TaskSettings
 from kbert.tasks.tagging_settings import TaggingSettings
 
 if TYPE_CHECKING:
-    import keras
-
     from kbert.tasks.base import Task
 
 
@@ -98,10 +96,3 @@ def task_from_info(info: dict[str, Any]) -> Task:
         raise ValueError(f"unknown task {name!r}; expected one of {tuple(REGISTRY)}")
     return REGISTRY[name].from_info(info)
 
-
-def task_name_of(model: keras.Model) -> str:
-    """The task name of a kbert task model; TypeError for anything else."""
-    for name, task in REGISTRY.items():
-        if task.matches(model):
-            return name
-    raise TypeError(f"Not a kbert task model: {type(model).__name__}")
