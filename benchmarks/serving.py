@@ -212,7 +212,8 @@ def finetune_classifier(rows: int, workdir: pathlib.Path) -> pathlib.Path:
           .map(lambda t, y: ({k: tf.cast(v, tf.int32) for k, v in pre(t).items()}, y)))
     model.fit(ds, epochs=1, verbose=2)
     directory = workdir / "sst2_model"
-    kbert.save_model(model, directory, tokenizer, labels=["negative", "positive"], sequence_length=64)
+    kbert.save_model(model, directory, tokenizer, kbert.ClassificationTask(labels=["negative", "positive"]),
+                     sequence_length=64)
     return directory
 
 

@@ -83,8 +83,8 @@ def main() -> None:
 
     model = kbert.load_model(args.model_dir)
     examples = read_squad_questions((40, 48), args.dev_rows)
-    features = build_qa_features(examples, model.tokenizer, model.task_info["sequence_length"],
-                                 model.task_info.get("doc_stride", 128), 64)
+    features = build_qa_features(examples, model.tokenizer, model.preprocessor.sequence_length,
+                                 model.task.doc_stride, 64)
     with tempfile.TemporaryDirectory() as tmp:
         reference = torch_model(model, pathlib.Path(tmp))
     logits = {

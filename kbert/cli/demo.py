@@ -94,8 +94,8 @@ def finetune_and_export(out: str, settings: DemoSettings) -> dict:
     _section("3. Evaluate on sentences with unseen adjectives")
     after = model.evaluate(dataset(validation, False), verbose=0, return_dict=True)["accuracy"]
     print(f"validation accuracy: {before:.3f} before fine-tuning -> {after:.3f} after ({seconds:.0f} s)")
-    model_dir = kbert.save_model(model, file_io.join(out, "model"), tokenizer, labels=LABELS,
-                                 sequence_length=settings.sequence_length)
+    model_dir = kbert.save_model(model, file_io.join(out, "model"), tokenizer,
+                                 kbert.ClassificationTask(labels=LABELS), sequence_length=settings.sequence_length)
     file_io.write_json(file_io.join(model_dir, "metrics.json"), {"accuracy": after}, indent=None)
 
     _section("4. Export a strings-in SavedModel and a TFLite model")

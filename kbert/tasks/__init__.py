@@ -33,7 +33,6 @@ _EXPORTS = {
     "get_task": "kbert.tasks.registry",
     "register": "kbert.tasks.registry",
     "task_from_info": "kbert.tasks.registry",
-    "task_name_of": "kbert.tasks.registry",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -10,6 +10,7 @@ the task (found by name in `kbert.tasks.registry`) and never branch on its kind.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
@@ -145,7 +146,8 @@ class Task(TaskSettings):
         # first. Every task's metrics are sums over examples, so the order does not change them.
         examples = sorted(examples, key=_text_length)
         data = self.dataset(examples, preprocessor, batch_size, training=False)
-        progress = keras.utils.Progbar(None, verbose=verbose, unit_name="batch")
+        # The model's rows (e.g. QA windows) in order, batch_size at a time: the last batch may be short.
+        progress = keras.utils.Progbar(math.ceil(data.size / batch_size), verbose=verbose, unit_name="batch")
         # A plain traced call, not `predict_on_batch`: under a several-replica strategy Keras 3.15 feeds
         # the whole batch to every replica and concatenates the copies.
         # One trace for every batch: the signature leaves batch and sequence length open (dynamic padding
@@ -156,9 +158,7 @@ class Task(TaskSettings):
         for step, inputs in enumerate(data.dataset):
             kept = {k: inputs.pop(k).numpy() for k in list(inputs) if k not in MODEL_INPUTS}
             batches.append((tf.nest.map_structure(lambda t: t.numpy(), forward(inputs)), kept))
-            progress.update(step + 1)
-        if verbose:
-            print()
+            progress.update(step + 1)  # the last batch ends the bar's line
         metrics = self.score(examples, batches, data.extra)
         metrics["num_examples"] = len(examples)
         return metrics

@@ -173,14 +173,6 @@ def task_from_info(info: dict[str, Any]) -> Task:
     return REGISTRY[name].from_info(info)
 
 
-def task_name_of(model: Any) -> str:
-    """The task name of a kbert task model; TypeError for anything else."""
-    for name, task in REGISTRY.items():
-        if task.matches(model):
-            return name
-    raise TypeError(f"Not a kbert task model: {type(model).__name__}")
-
-
 # kbert's own tasks. One line each: the task, the settings its command's flags come from, its Keras model.
 register("classify", "kbert.tasks.classification:ClassificationTask",
          settings="kbert.tasks.classification_settings:ClassificationSettings",

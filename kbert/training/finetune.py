@@ -120,9 +120,8 @@ def finetune(task: Task | str, config: FinetuneConfig,
         first_step_end = clock.first_batch_end or trained
         phases = {"load": began - started, "first_step": first_step_end - began, "train": trained - first_step_end}
         out = file_io.fspath(write_dir(config.out))  # other workers: scratch, removed by run_setup
-        settings = {k: v for k, v in task.info().items() if k not in ("task", "labels")}
-        save_model(model, out, tokenizer, labels=task.labels, sequence_length=config.sequence_length,
-                   truncate=preprocessor.truncate, **settings)
+        save_model(model, out, tokenizer, task, sequence_length=config.sequence_length,
+                   truncate=preprocessor.truncate)
         file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
             {"steps_per_epoch": steps // config.epochs,
              "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")

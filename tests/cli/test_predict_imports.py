@@ -36,8 +36,7 @@ sys.exit(code)
 def export_dir(tmp_path_factory) -> pathlib.Path:
     source = cases.sources()["classify"]
     root = tmp_path_factory.mktemp("predict")
-    kbert.save_model(source.model, root / "model", source.tokenizer, labels=source.labels,
-                     sequence_length=cases.SEQ)
+    kbert.save_model(source.model, root / "model", source.tokenizer, source.task, sequence_length=cases.SEQ)
     assert main(["export", str(root / "model"), "--out", str(root / "export"), "--tflite"]) == 0
     return root / "export"
 

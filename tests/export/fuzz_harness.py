@@ -203,9 +203,11 @@ def build_exports(root: pathlib.Path) -> dict[str, pathlib.Path]:
     import kbert
 
     tokenizer = kbert.load_tokenizer(kbert.pretrained.minilm_path())
+    # A pair classifier is one trained on a second text column; its task names it.
     return {kind: export_model(kbert.BertClassifier(tiny_encoder(tokenizer), len(LABELS), dropout=0.0),
-                               tokenizer, root / kind, SEQUENCE_LENGTH, pair=kind == "pair")
-            for kind in ("single", "pair")}
+                               tokenizer, root / kind, SEQUENCE_LENGTH,
+                               kbert.ClassificationTask(labels=LABELS, text_pair_column=column))
+            for kind, column in (("single", None), ("pair", "text_pair"))}
 
 
 def fuzz(exports: dict[str, pathlib.Path], examples: int, seed: int = 0) -> FuzzReport:

@@ -179,8 +179,8 @@ def build_minilm_export(root: pathlib.Path, sequence_length: int = 128,
     tokenizer = kbert.load_tokenizer(path)
     keras.utils.set_random_seed(seed)
     model = kbert.BertClassifier(kbert.load_pretrained(path), 2)
-    return export_model(model, tokenizer, root, sequence_length, labels=["negative", "positive"],
-                        tflite=False), tokenizer.get_vocabulary()
+    task = kbert.ClassificationTask(labels=["negative", "positive"])
+    return export_model(model, tokenizer, root, sequence_length, task, tflite=False), tokenizer.get_vocabulary()
 
 
 def markdown(alone: LoadResult, loaded: LoadResult) -> str:

@@ -44,7 +44,7 @@ def tiny_encoder(tokenizer: kbert.BertTokenizer, seed: int = 1,
 
 
 def export_model(model: keras.Model, tokenizer: kbert.BertTokenizer, root: pathlib.Path, sequence_length: int,
-                 labels: Sequence[str] | None = LABELS, pair: bool = False, tflite: bool = True) -> pathlib.Path:
+                 task: kbert.Task | None = None, tflite: bool = True) -> pathlib.Path:
     """`kbert.save_model` into `root/model`, then `kbert export` into `root/export/1`.
 
     Args:
@@ -52,8 +52,8 @@ def export_model(model: keras.Model, tokenizer: kbert.BertTokenizer, root: pathl
         tokenizer: its tokenizer.
         root: a directory to write under.
         sequence_length: the packing length of the export.
-        labels: class or tag names in id order (None for regression and QA).
-        pair: the export's `serving_default` takes `text` and `text_pair` (classify, regress).
+        task: the model's `kbert.Task` (default: `ClassificationTask(labels=LABELS)`); a classifier whose
+            task has a `text_pair_column` exports a `serving_default` of `text` and `text_pair`.
         tflite: also write `model.tflite` inside the export.
 
     Returns:
@@ -63,10 +63,8 @@ def export_model(model: keras.Model, tokenizer: kbert.BertTokenizer, root: pathl
         RuntimeError: `kbert export` failed (its output is in the message).
     """
     model_dir = root / "model"
-    # A pair classifier is one trained on a second text column; task.json names it.
-    extra = {"text_pair_column": "text_pair"} if pair else {}
-    kbert.save_model(model, model_dir, tokenizer, labels=list(labels) if labels else None,
-                     sequence_length=sequence_length, **extra)
+    task = kbert.ClassificationTask(labels=LABELS) if task is None else task
+    kbert.save_model(model, model_dir, tokenizer, task, sequence_length=sequence_length)
     out = root / "export" / "1"
     argv = ["export", str(model_dir), "--out", str(out)] + (["--tflite"] if tflite else [])
     log = io.StringIO()

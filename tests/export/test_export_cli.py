@@ -23,7 +23,7 @@ import export_cases as cases  # noqa: E402
 def model_dir(tmp_path_factory):
     source = cases.sources()["classify"]
     directory = tmp_path_factory.mktemp("finetuned") / "sst2"
-    kbert.save_model(source.model, directory, source.tokenizer, labels=source.labels, sequence_length=cases.SEQ)
+    kbert.save_model(source.model, directory, source.tokenizer, source.task, sequence_length=cases.SEQ)
     return directory
 
 

@@ -26,8 +26,8 @@ def exports(minilm, tmp_path_factory):
     out = fuzz_export.build_exports(root)
     tokenizer = kbert.load_tokenizer(minilm)
     tagger = kbert.BertTokenClassifier(tiny_encoder(tokenizer), len(TAG_LABELS), dropout=0.0)
-    out["tag"] = export_model(tagger, tokenizer, root / "tag", fuzz_export.SEQUENCE_LENGTH, labels=TAG_LABELS,
-                              tflite=False)
+    out["tag"] = export_model(tagger, tokenizer, root / "tag", fuzz_export.SEQUENCE_LENGTH,
+                              kbert.TaggingTask(labels=TAG_LABELS), tflite=False)
     return out
 
 

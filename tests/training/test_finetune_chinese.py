@@ -62,8 +62,8 @@ def test_tag_msra_layout_reports_entity_f1(tmp_path, zh_init, capsys):
     assert metrics["num_examples"] == 12 and 0.0 <= metrics["f1"] <= 1.0
     assert set(metrics["per_type"]) == {"LOC", "ORG", "PER"}
     model = kbert.load_model(out)
-    assert sorted(model.label_names) == sorted(["O"] + [f"{p}-{k}" for k in ENTITIES for p in "BI"])
-    assert model.task_info["tag_format"] == "spaces"
+    assert sorted(model.task.labels) == sorted(["O"] + [f"{p}-{k}" for k in ENTITIES for p in "BI"])
+    assert model.task.tag_format == "spaces"
     # `kbert evaluate` reads the file the same way (here by detection).
     capsys.readouterr()
     assert main(["evaluate", str(out), "--input", str(dev), "--verbose", "0"]) == 0
@@ -81,7 +81,7 @@ def test_classify_book_review_layout(tmp_path, zh_init):
     out = tmp_path / "reviews"
     assert finetune("classify", zh_init, data, data, out, "--text-column", "text_a", "--label-column", "label") == 0
     assert json.loads((out / "metrics.json").read_text())["num_examples"] == 5
-    assert kbert.load_model(out).label_names == ["0", "1"]
+    assert kbert.load_model(out).task.labels == ["0", "1"]
 
 
 def test_qa_skips_answers_off_their_offset(tmp_path, zh_init, capsys):

@@ -22,11 +22,11 @@ def test_contract_command(tmp_path, tiny_init, capsys):
     metrics = json.loads((out / "metrics.json").read_text())
     assert 0.0 <= metrics["accuracy"] <= 1.0 and metrics["num_examples"] == 20
     model = kbert.load_model(out)
-    assert isinstance(model, kbert.BertClassifier) and model.label_names == ["0", "1"]
-    assert model.task_name == "classify" and model.task_info["text_column"] == "sentence"
-    # `task` is the Task object with the saved settings; `task_name` its registry name.
-    assert isinstance(model.task, kbert.ClassificationTask) and model.task.name == model.task_name
-    assert model.task.text_column == "sentence" and model.task.labels == ["0", "1"]
+    assert isinstance(model, kbert.BertClassifier)
+    # `task` is the Task object that was trained, with its settings: the model carries no copies of them.
+    assert model.task == kbert.ClassificationTask(text_column="sentence", label_column="label", labels=["0", "1"],
+                                                  regression=False)
+    assert model.task.info()["task"] == "classify"
     assert model.tokenizer.get_vocabulary() == TINY_VOCAB
     logits = model.predict_on_batch(model.preprocessor(["the good cat"]))
     assert logits.shape == (1, 2)
@@ -109,8 +109,8 @@ def test_headerless_tsv_by_column_numbers(tmp_path, tiny_init, capsys):
                  str(train), "--no-header", "--text-column", "3", "--label-column", "1", "--sequence-length",
                  "16", "--epochs", "1", "--out", str(out), "--verbose", "0"]) == 0
     model = kbert.load_model(out)
-    assert model.label_names == ["0", "1"] and model.task_info["header"] is False
-    assert model.task_info["text_column"] == 3 and model.task_info["label_column"] == 1
+    assert model.task.labels == ["0", "1"] and model.task.header is False
+    assert model.task.text_column == 3 and model.task.label_column == 1
     # Every line is an example (none was taken for a header), and evaluate reads the file the same way.
     assert json.loads((out / "metrics.json").read_text())["num_examples"] == 48
     capsys.readouterr()

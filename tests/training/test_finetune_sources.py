@@ -38,7 +38,7 @@ def test_tfds_glue_feature_based_mixed_precision_one_device(tmp_path, tiny_init)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["num_examples"] == 24 and 0.0 <= metrics["accuracy"] <= 1.0
     model = kbert.load_model(out)
-    assert model.label_names == ["negative", "positive"]  # the dataset's ClassLabel order
+    assert model.task.labels == ["negative", "positive"]  # the dataset's ClassLabel order
     # Feature-based: the encoder is frozen, so only the head moved.
     for trained, initial in zip(_weights(model.encoder), _weights(kbert.load_pretrained(tiny_init))):
         np.testing.assert_array_equal(trained, initial)
@@ -52,7 +52,7 @@ def test_tfds_conll2003_tagging(tmp_path, tiny_init):
             train="tfds:conll2003", validation="tfds:conll2003:test", out=str(tmp_path / "ner"),
             init=str(tiny_init), sequence_length=32, epochs=1, batch_size=8, verbose=0))
     names = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
-    assert kbert.load_model(tmp_path / "ner").label_names == names
+    assert kbert.load_model(tmp_path / "ner").task.labels == names
     assert {"accuracy", "precision", "recall", "f1"} <= set(result["metrics"])
     assert result["metrics"]["num_examples"] == 16
 

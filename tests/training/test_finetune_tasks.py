@@ -37,7 +37,7 @@ def test_sentence_pair_classification(tmp_path, tiny_init):
                       config(tiny_init, train, dev, tmp_path / "out", sequence_length=16))
     assert result["metrics"]["accuracy"] >= 0.9
     model = kbert.load_model(tmp_path / "out")
-    assert model.label_names == ["no", "yes"] and model.task_info["text_pair_column"] == "b"
+    assert model.task.labels == ["no", "yes"] and model.task.text_pair_column == "b"
 
 
 def test_regression_is_auto_detected_and_learns(tmp_path, tiny_init):
@@ -57,7 +57,7 @@ def test_regression_is_auto_detected_and_learns(tmp_path, tiny_init):
                       config(tiny_init, train, dev, tmp_path / "out", sequence_length=16))
     assert result["metrics"]["pearson"] >= 0.9 and result["metrics"]["spearman"] >= 0.85
     model = kbert.load_model(tmp_path / "out")
-    assert model.task_name == "regress" and model.label_names is None and model.output.shape == (None, 1)
+    assert model.task == kbert.RegressionTask(label_column="score") and model.output.shape == (None, 1)
 
 
 def _conll(path, sentences):
@@ -89,7 +89,7 @@ def test_tagging_learns_token_classes(tmp_path, tiny_init):
     assert metrics["f1"] >= 0.95 and metrics["accuracy"] >= 0.97
     assert set(metrics["per_type"]) == {"ANI", "OBJ"}
     assert evaluate_model(tmp_path / "out", dev, verbose=0)["f1"] == pytest.approx(metrics["f1"])
-    assert kbert.load_model(tmp_path / "out").label_names == ["B-ANI", "B-OBJ", "O"]
+    assert kbert.load_model(tmp_path / "out").task.labels == ["B-ANI", "B-OBJ", "O"]
 
 
 def _squad(path, *articles):
@@ -130,8 +130,8 @@ def test_question_answering_learns_span_after_marker(tmp_path, tiny_init):
     metrics = result["metrics"]
     assert metrics["exact_match"] >= 85.0 and metrics["total"] == 48
     model = kbert.load_model(tmp_path / "out")
-    assert model.task_name == "qa" and model.task_info["doc_stride"] == 8
-    assert model.task_info["validation_articles"] == [0, 1]
+    assert model.task.name == "qa" and model.task.doc_stride == 8
+    assert model.task.validation_articles == [0, 1]
 
     # evaluate_model reads the saved validation articles, unless settings given to it replace them.
     assert evaluate_model(tmp_path / "out", dev, verbose=0) == pytest.approx(metrics)

@@ -111,7 +111,7 @@ def test_jit_finetune_trains_an_xla_step(kind, tmp_path, tiny_init):
     losses = history["epochs"]["loss"]
     assert len(losses) == 6 and losses[-1] < 0.9 * losses[0]
     assert int(model.optimizer.iterations.numpy()) == 6 * history["steps_per_epoch"]
-    assert kbert.load_model(tmp_path / "out").task_name == ("regress" if kind == "regress" else task.name)
+    assert kbert.load_model(tmp_path / "out").task.name == ("regress" if kind == "regress" else task.name)
 
 
 def test_non_jit_finetune_is_not_xla(tmp_path, tiny_init):

@@ -140,6 +140,6 @@ def test_two_worker_finetune_trains_on_two_replicas(tmp_path, tiny_vocab_file):
     for log in logs:
         assert "2 replica(s)" in log.read_text()
     assert json.loads((model_dir / "metrics.json").read_text())["num_examples"] == 8
-    assert kbert.load_model(model_dir).label_names == ["0", "1"]
+    assert kbert.load_model(model_dir).task.labels == ["0", "1"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["model", "tmp"]  # one model directory
     assert not _scratch_dirs(scratch)  # worker 1's, removed
