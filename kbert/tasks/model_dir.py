@@ -23,7 +23,8 @@ import keras
 
 import kbert.file_io as file_io
 from kbert.tasks.base import Task
-from kbert.tasks.registry import REGISTRY, TASKS, task_from_info
+from kbert.tasks import registry
+from kbert.tasks.registry import REGISTRY, task_from_info
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 from kbert.version import __version__
 
@@ -126,8 +127,9 @@ def read_task_info(directory: str | os.PathLike) -> dict[str, Any]:
     if not file_io.isfile(path):
         raise FileNotFoundError(f"{directory} is not a kbert model directory: no {TASK_FILE}")
     info = file_io.read_json(path)
-    if info.get("task") not in TASKS:
-        raise ValueError(f"{path}: unknown task {info.get('task')!r}; expected one of {TASKS}")
+    tasks = registry.TASKS  # read now: a task registered after this module was imported counts
+    if info.get("task") not in tasks:
+        raise ValueError(f"{path}: unknown task {info.get('task')!r}; expected one of {tasks}")
     return info
 
 
