@@ -1,8 +1,10 @@
-"""BERT configurations: presets, and JSON in Google's and Hugging Face's field names.
+"""Encoder configurations of the BERT family (BERT, ALBERT, RoBERTa): presets, and JSON in Google's and Hugging
+Face's field names.
 
 One name per concept: the field names below are Google's `bert_config.json` names, and the same names are
-the `BertEncoder` constructor arguments and the CLI flags. Hugging Face's `config.json` uses the same names
-for every field kbert needs, so one reader handles both.
+the encoders' constructor arguments and the CLI flags. Hugging Face's `config.json` uses the same names
+for every field kbert needs, so one reader handles both. A config's `model_type` (Hugging Face's name for
+the family) picks its class: `config_from_dict` reads any of them.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import kbert.file_io as file_io
 
@@ -29,13 +31,9 @@ def check_hidden_act(name: str) -> str:
     return name
 
 
-# The `model_type`s of Hugging Face configs that kbert reads: those that compute BERT's function. Another family
-# (ALBERT, RoBERTa, ...) has other weights or conventions, and loading it as BERT would compute a wrong function.
-MODEL_TYPES = ("bert",)
-
-# Hidden sizes and depths from Google's BERT release (Turc et al. 2019 for the small models).
-# Heads are hidden / 64; the intermediate (feed-forward) size is 4 x hidden.
-PRESETS: dict[str, tuple[int, int]] = {
+# Hidden sizes and depths from Google's BERT release (Turc et al. 2019 for the small models): (layers, hidden)
+# or (layers, hidden, heads). Heads are hidden / 64 unless given; the intermediate (feed-forward) size is 4 x hidden.
+PRESETS: dict[str, tuple[int, ...]] = {
     "tiny": (2, 128),
     "mini": (4, 256),
     "small": (4, 512),
@@ -45,9 +43,16 @@ PRESETS: dict[str, tuple[int, int]] = {
 }
 
 
+def _read_json(path: str | os.PathLike) -> dict[str, Any]:
+    try:
+        return json.loads(file_io.read_text(path))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{os.fspath(path)} is not valid JSON: {e}") from e
+
+
 @dataclasses.dataclass
 class BertConfig:
-    """The shape of a BERT encoder.
+    """The shape of a BERT encoder; the base of ALBERT's and RoBERTa's configs.
 
     Args:
         vocab_size: int. Number of WordPiece tokens.
@@ -66,7 +71,17 @@ class BertConfig:
         initializer_range: float. Standard deviation of the initializers: a normal cut at 2 std for the
             encoder and pretraining heads (as Google's BERT), an uncut normal for fine-tuning heads.
         layer_norm_eps: float. LayerNorm epsilon (1e-12 in BERT).
+
+    Example:
+    >>> config = BertConfig.from_preset("mini", vocab_size=100)
+    >>> config.num_hidden_layers, config.hidden_size, config.num_attention_heads, config.model_type
+    (4, 256, 4, 'bert')
     """
+
+    # Hugging Face's name of the family, written to every config file; `config_from_dict` dispatches on it.
+    model_type: ClassVar[str] = "bert"
+    family: ClassVar[str] = "BERT"
+    presets: ClassVar[dict[str, tuple[int, ...]]] = PRESETS
 
     vocab_size: int = 30522
     hidden_size: int = 768
@@ -89,51 +104,186 @@ class BertConfig:
             )
         check_hidden_act(self.hidden_act)
 
+    @property
+    def max_sequence_length(self) -> int:
+        """The longest input the position table serves."""
+        return self.max_position_embeddings
+
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> "BertConfig":
-        """The config of a named preset (`tiny`, `mini`, `small`, `medium`, `base`, `large`)."""
-        if name not in PRESETS:
-            raise ValueError(f"Unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-        layers, hidden = PRESETS[name]
+        """The config of a named preset of the family (`cls.presets`: BERT's are tiny, mini, small, medium,
+        base, large)."""
+        if name not in cls.presets:
+            raise ValueError(f"Unknown {cls.family} preset {name!r}; choose one of {sorted(cls.presets)}")
+        layers, hidden, *heads = cls.presets[name]
         fields = dict(
             num_hidden_layers=layers,
             hidden_size=hidden,
-            num_attention_heads=hidden // 64,
+            num_attention_heads=heads[0] if heads else hidden // 64,
             intermediate_size=4 * hidden,
         )
         fields.update(overrides)
         return cls(**fields)
 
     @classmethod
+    def split_kwargs(cls, kwargs: dict[str, Any]) -> tuple["BertConfig", dict[str, Any]]:
+        """(the config made of `kwargs`' config fields, the other arguments): an encoder's constructor arguments
+        are its config's fields, then Keras' own (`name`, `trainable`)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in kwargs.items() if k in known}), {k: v for k, v in kwargs.items()
+                                                                         if k not in known}
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "BertConfig":
         """Reads Google's `bert_config.json` or HF's `config.json` fields; other fields are ignored.
 
+        A config without `model_type` (Google's) is read as this class's family.
+
         Raises:
-            ValueError: a `model_type` other than `MODEL_TYPES` (a config of another family), or a missing field.
+            ValueError: a config of another family (naming both), a `model_type` kbert does not read (listing
+                `MODEL_TYPES`), or a missing field.
         """
-        model_type = data.get("model_type", "bert")
-        if model_type not in MODEL_TYPES:
-            raise ValueError(f"model_type {model_type!r} is not a model kbert reads: it reads {', '.join(MODEL_TYPES)} "
-                             f"(Hugging Face `BertModel` directories, Google's BERT and kbert checkpoints)")
+        model_type = data.get("model_type", cls.model_type)
+        if model_type != cls.model_type:
+            check_model_type(model_type)
+            other = CONFIG_CLASSES[model_type]
+            raise ValueError(f"model_type {model_type!r} is {other.family}'s, not {cls.family}'s: {cls.__name__} does "
+                             f"not read it; {other.__name__} (or kbert.config.config_from_dict) does")
         known = {f.name for f in dataclasses.fields(cls)}
-        fields = {k: v for k, v in data.items() if k in known}
-        if "layer_norm_eps" not in data:
-            fields["layer_norm_eps"] = 1e-12  # Google's configs do not store it.
+        fields = {k: v for k, v in data.items() if k in known}  # a field Google's configs lack keeps its default
         missing = {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads"} - set(fields)
         if missing:
-            raise ValueError(f"BERT config lacks required fields {sorted(missing)}")
+            raise ValueError(f"{cls.family} config lacks required fields {sorted(missing)}")
         return cls(**fields)
 
     @classmethod
     def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
-        try:
-            data = json.loads(file_io.read_text(path))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{os.fspath(path)} is not valid JSON: {e}") from e
-        return cls.from_dict(data)
+        return cls.from_dict(_read_json(path))
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def to_json_file(self, path: str | os.PathLike, **extra: Any) -> None:
-        file_io.write_json(path, {**self.to_dict(), **extra}, sort_keys=True)
+        """Writes the fields and `model_type` (which `config_from_dict` reads back), and `extra` fields."""
+        file_io.write_json(path, {"model_type": self.model_type, **self.to_dict(), **extra}, sort_keys=True)
+
+
+# ALBERT's released sizes (Lan et al. 2019; Hugging Face's albert-*-v2), and BERT's small ones.
+ALBERT_PRESETS: dict[str, tuple[int, ...]] = {
+    "tiny": (2, 128),
+    "mini": (4, 256),
+    "small": (4, 512),
+    "base": (12, 768),
+    "large": (24, 1024),
+    "xlarge": (24, 2048, 16),
+    "xxlarge": (12, 4096),
+}
+
+
+@dataclasses.dataclass
+class AlbertConfig(BertConfig):
+    """The shape of an ALBERT encoder (Lan et al. 2019): BERT's fields, and factorized embeddings and shared layers.
+
+    Args:
+        embedding_size: int. Width E of the embedding tables (128), projected to `hidden_size` before the first
+            block.
+        num_hidden_groups: int. Groups of blocks with their own weights; hidden layer i runs group
+            int(i / (num_hidden_layers / num_hidden_groups)) (1: every layer shares one group's weights).
+        inner_group_num: int. Blocks in each group, run one after the other in every hidden layer.
+        **BertConfig's fields**, with ALBERT's defaults: vocab_size 30000, hidden_act "gelu_new", and no dropout
+            (ALBERT v2's release: dropout hurt its pretraining).
+
+    Example:
+    >>> config = AlbertConfig.from_preset("base")
+    >>> config.embedding_size, config.vocab_size, config.num_hidden_groups, config.model_type
+    (128, 30000, 1, 'albert')
+    """
+
+    model_type: ClassVar[str] = "albert"
+    family: ClassVar[str] = "ALBERT"
+    presets: ClassVar[dict[str, tuple[int, ...]]] = ALBERT_PRESETS
+
+    vocab_size: int = 30000
+    hidden_act: str = "gelu_new"
+    hidden_dropout_prob: float = 0.0
+    attention_probs_dropout_prob: float = 0.0
+    embedding_size: int = 128
+    num_hidden_groups: int = 1
+    inner_group_num: int = 1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for field in ("embedding_size", "num_hidden_groups", "inner_group_num"):
+            if getattr(self, field) < 1:
+                raise ValueError(f"ALBERT's {field} must be at least 1, got {getattr(self, field)}")
+
+
+ROBERTA_PRESETS: dict[str, tuple[int, ...]] = {"base": (12, 768), "large": (24, 1024)}
+
+
+@dataclasses.dataclass
+class RobertaConfig(BertConfig):
+    """The shape of a RoBERTa encoder (Liu et al. 2019): BERT's function, with positions counted after the padding id.
+
+    Args:
+        pad_token_id: int. The padding token's id (1). Real tokens take positions pad_token_id + 1, + 2, ...
+            and padding tokens row pad_token_id, so the longest input is max_position_embeddings -
+            pad_token_id - 1 tokens (512).
+        **BertConfig's fields**, with RoBERTa's defaults: vocab_size 50265 (byte-level BPE),
+            max_position_embeddings 514, type_vocab_size 1, layer_norm_eps 1e-5.
+
+    Example:
+    >>> config = RobertaConfig.from_preset("base")
+    >>> config.vocab_size, config.max_sequence_length, config.model_type
+    (50265, 512, 'roberta')
+    """
+
+    model_type: ClassVar[str] = "roberta"
+    family: ClassVar[str] = "RoBERTa"
+    presets: ClassVar[dict[str, tuple[int, ...]]] = ROBERTA_PRESETS
+
+    vocab_size: int = 50265
+    max_position_embeddings: int = 514
+    type_vocab_size: int = 1
+    layer_norm_eps: float = 1e-5
+    pad_token_id: int = 1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 <= self.pad_token_id < self.max_position_embeddings - 1:
+            raise ValueError(f"pad_token_id {self.pad_token_id} leaves no position for a token in "
+                             f"max_position_embeddings {self.max_position_embeddings}")
+
+    @property
+    def max_sequence_length(self) -> int:
+        return self.max_position_embeddings - self.pad_token_id - 1
+
+
+# model_type -> config class: the families kbert reads (`kbert.models.families` pairs each with its encoder).
+CONFIG_CLASSES: dict[str, type[BertConfig]] = {cls.model_type: cls for cls in (BertConfig, AlbertConfig, RobertaConfig)}
+MODEL_TYPES = tuple(CONFIG_CLASSES)
+
+
+def check_model_type(model_type: str) -> str:
+    """`model_type` if kbert reads that family, else ValueError naming it and listing `MODEL_TYPES`."""
+    if model_type not in CONFIG_CLASSES:
+        raise ValueError(f"model_type {model_type!r} is not a model kbert reads: it reads {', '.join(MODEL_TYPES)} "
+                         "(Hugging Face BertModel, AlbertModel and RobertaModel directories, Google's BERT and kbert "
+                         "checkpoints)")
+    return model_type
+
+
+def config_from_dict(data: dict[str, Any]) -> BertConfig:
+    """The config of the family `data["model_type"]` names (BERT without one, as Google's files), read from `data`.
+
+    Example:
+    >>> config_from_dict({"model_type": "albert", "vocab_size": 30, "hidden_size": 16, "num_hidden_layers": 2,
+    ...                   "num_attention_heads": 2, "embedding_size": 8}).embedding_size
+    8
+    """
+    return CONFIG_CLASSES[check_model_type(data.get("model_type", "bert"))].from_dict(data)
+
+
+def config_from_json_file(path: str | os.PathLike) -> BertConfig:
+    """`config_from_dict` of a JSON file (Google's, Hugging Face's or kbert's config)."""
+    return config_from_dict(_read_json(path))

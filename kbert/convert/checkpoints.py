@@ -1,27 +1,31 @@
-"""Loading and saving BERT models as checkpoints: Hugging Face, Google's original TF1, and kbert's own.
+"""Loading and saving BERT-family models (BERT, ALBERT, RoBERTa) as checkpoints: Hugging Face, Google's original
+TF1 (BERT), and kbert's own.
 
-A checkpoint directory is read into (BertConfig, {google_name: array}) by `kbert.convert.readers` (which
-tells the formats apart and whose names are re-exported here); the encoder is then filled from that dict,
-every tensor accounted for. Writing goes the other way: the encoder's tensors under Google's names, saved
-in kbert's layout (safetensors), Hugging Face's or Google's.
+A checkpoint directory is read into (config, {google_name: array}) by `kbert.convert.readers` (which
+tells the formats apart and whose names are re-exported here); the config's family picks the encoder class
+(`kbert.models.families`), which is then filled from that dict, every tensor accounted for. Writing goes the
+other way: the encoder's tensors under Google's names, saved in kbert's layout (safetensors), Hugging Face's
+or Google's.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 
 import keras
 import numpy as np
 import safetensors.numpy
 
 import kbert.file_io as file_io
-from kbert.config import DROPOUT_FIELDS, BertConfig
+from kbert.config import CONFIG_CLASSES, DROPOUT_FIELDS, BertConfig, check_model_type
 from kbert.convert import names
 from kbert.convert.readers import (CONFIG_FILES, KBERT_CONFIG, KBERT_WEIGHTS, CheckpointError, detect_format,
                                    read_checkpoint, read_config)
 from kbert.models.bert_encoder import BertEncoder
 from kbert.models.bert_pretrainer import BertPretrainer
+from kbert.models.families import encoder_class
 
 __all__ = [
     "CONFIG_FILES", "KBERT_CONFIG", "KBERT_WEIGHTS", "CheckpointError", "assign_encoder_weights", "detect_format",
@@ -33,12 +37,21 @@ __all__ = [
 def assign_encoder_weights(encoder: BertEncoder, tensors: dict[str, np.ndarray], source: str = "") -> None:
     """Fills every encoder weight from `tensors`, checking names and shapes.
 
+    A checkpoint without the pooler (a masked-LM model's) leaves it as it is, with a warning.
+
     Raises:
         CheckpointError naming each missing, extra or mis-shaped tensor. Pretraining-head tensors
         (`cls/...`) are allowed to remain; `kbert.BertPretrainer` reads them.
     """
     variables = names.encoder_variables(encoder)
     missing = sorted(set(variables) - set(tensors))
+    pooler = sorted(name for name in variables if names.is_pooler(name))
+    if missing == pooler:
+        # Masked-LM checkpoints (RoBERTa's releases, `*ForMaskedLM` models) hold no pooler; transformers starts one
+        # afresh, and so does kbert: the sequence output is the checkpoint's, the pooled output is not trained.
+        warnings.warn(f"Checkpoint {source} has no pooler ({', '.join(pooler)}): pooled_output comes from a fresh, "
+                      "random dense layer until fine-tuned")
+        missing = []
     extra = sorted(n for n in set(tensors) - set(variables) if not n.startswith(names.HEAD_PREFIXES))
     problems = []
     if missing:
@@ -49,8 +62,10 @@ def assign_encoder_weights(encoder: BertEncoder, tensors: dict[str, np.ndarray],
         if name in tensors and tuple(tensors[name].shape) != google_shape:
             problems.append(f"{name} has shape {tuple(tensors[name].shape)}, the model expects {google_shape}")
     if problems:
-        raise CheckpointError(f"Checkpoint {source} does not fit the encoder: " + "; ".join(problems))
+        raise CheckpointError(f"Checkpoint {source} does not fit the {type(encoder).__name__}: " + "; ".join(problems))
     for name, (variable, _) in variables.items():
+        if name not in tensors:
+            continue  # the pooler of a masked-LM checkpoint: it keeps its initial value
         if getattr(variable, "_value", True) is None:  # built in a StatelessScope: not yet initialized
             variable._initializer = _CheckpointValue(tensors[name])  # noqa: SLF001 (see load_pretrained)
             continue
@@ -78,15 +93,31 @@ def encoder_tensors(encoder: BertEncoder) -> dict[str, np.ndarray]:
     }
 
 
-def load_pretrained(path: str | os.PathLike, **overrides) -> BertEncoder:
-    """Builds a `BertEncoder` from a Hugging Face, Google or kbert checkpoint directory.
+def load_pretrained(path: str | os.PathLike, model_type: str | None = None, **overrides) -> BertEncoder:
+    """Builds the encoder of a Hugging Face, Google or kbert checkpoint directory, of the checkpoint's family.
 
     Args:
         path: the checkpoint directory.
+        model_type: None, or "bert", "albert" or "roberta" to require that family (and so `BertEncoder`,
+            `AlbertEncoder` or `RobertaEncoder`): a checkpoint of another family is a `CheckpointError` naming
+            both.
         **overrides: config fields to change, e.g. `hidden_dropout_prob=0.0`, or `dtype`: a Keras dtype
             policy (`kbert.precision.keras_policy`).
+
+    Returns:
+        The encoder, of the class of the config's `model_type` (`BertEncoder` for Google's BERT files).
+
+    Example:
+    >>> encoder = load_pretrained("/path/to/albert-base-v2", model_type="albert")  # doctest: +SKIP
+    >>> type(encoder).__name__  # doctest: +SKIP
+    'AlbertEncoder'
     """
-    config, tensors = read_checkpoint(path)
+    config = read_config(path)
+    if model_type is not None and check_model_type(model_type) != config.model_type:
+        raise CheckpointError(
+            f"{file_io.fspath(path)} holds a {config.family} checkpoint (model_type {config.model_type!r}), not the "
+            f"{CONFIG_CLASSES[model_type].family} one asked for (model_type {model_type!r})")
+    _, tensors = read_checkpoint(path)
     dtype = overrides.pop("dtype", None)
     fields = {**config.to_dict(), **overrides}
     # Built without running its initializers (variables created in a StatelessScope wait for a value):
@@ -94,7 +125,7 @@ def load_pretrained(path: str | os.PathLike, **overrides) -> BertEncoder:
     # 0.5 s of 0.8 s for all-MiniLM-L6-v2). `assign_encoder_weights` then creates each variable with its
     # checkpoint value, once; variables it does not map (dropout seeds) get their own initial value.
     with keras.StatelessScope(initialize_variables=False):
-        encoder = BertEncoder(**fields, dtype=dtype)
+        encoder = encoder_class(config.model_type)(**fields, dtype=dtype)
     assign_encoder_weights(encoder, tensors, source=str(path))
     return encoder
 
@@ -131,11 +162,13 @@ def save_pretrained(
     """Writes an encoder, or a pretrainer's encoder and heads, in kbert's or Hugging Face's layout.
 
     Args:
-        model: a `BertEncoder`, or a `BertPretrainer` (its heads are written too; `load_pretrainer`
-            reads them back, `load_pretrained` the encoder alone).
+        model: an encoder (`BertEncoder`, `AlbertEncoder`, `RobertaEncoder`), or a `BertPretrainer` (its heads
+            are written too; `load_pretrainer` reads them back, `load_pretrained` the encoder alone).
         directory: created if missing.
-        format: "kbert" (kbert_config.json + kbert_weights.safetensors, Google's tensor names) or "hf"
-            (config.json + model.safetensors, readable by `transformers`).
+        format: "kbert" (kbert_config.json, with the family's `model_type`, + kbert_weights.safetensors, Google's
+            tensor names) or "hf" (config.json + model.safetensors, which `transformers`' `BertModel`,
+            `AlbertModel` or `RobertaModel` reads; with heads, `BertForPreTraining`, `AlbertForPreTraining` or
+            `AlbertForMaskedLM`, `RobertaForMaskedLM`).
         vocabulary: optional list of tokens, vocab.txt path or `BertTokenizer`, written as vocab.txt.
         head_tensors: optional Google-named head tensors to write with an encoder.
         lowercase: whether the vocabulary is lowercased (written to tokenizer_config.json).
@@ -163,24 +196,40 @@ def save_pretrained(
         file_io.write_bytes(file_io.join(directory, KBERT_WEIGHTS), safetensors.numpy.save(tensors))
         config.to_json_file(file_io.join(directory, KBERT_CONFIG))
     elif format == "hf":
-        prefix = "bert." if head_tensors else ""
-        hf = {}
-        for name, array in tensors.items():
-            hf_name, transpose = names.google_to_hf(name)
-            if not hf_name.startswith("cls."):
-                hf_name = prefix + hf_name
-            hf[hf_name] = np.ascontiguousarray(array.T if transpose else array)
-        file_io.write_bytes(file_io.join(directory, "model.safetensors"),
-                            safetensors.numpy.save(hf, metadata={"format": "pt"}))
-        architecture = "BertForPreTraining" if head_tensors else "BertModel"
-        # kbert's own alias of the tanh GELU is not a transformers name; this one is.
-        hf_act = "gelu_pytorch_tanh" if config.hidden_act == "gelu_approximate" else config.hidden_act
-        config.to_json_file(file_io.join(directory, "config.json"), model_type="bert", architectures=[architecture],
-                            hidden_act=hf_act)
+        _write_hf(directory, tensors, config, with_heads=bool(head_tensors))
     else:
         raise ValueError(f"Unknown format {format!r}; use 'kbert' or 'hf'")
     _write_vocabulary(directory, vocabulary, lowercase)
     return given
+
+
+def _write_hf(directory: str, tensors: dict[str, np.ndarray], config: BertConfig, with_heads: bool) -> None:
+    """model.safetensors and config.json in the layout of `transformers`' model class of the family."""
+    model_type = config.model_type
+    sentence_head = any(name.startswith("cls/seq_relationship/") for name in tensors)
+    if model_type == "roberta" and sentence_head:
+        raise ValueError("Hugging Face's RobertaForMaskedLM has no sentence head: save a RoBERTa pretrainer with "
+                         "objective 'none', or its encoder alone")
+    family = {"bert": "Bert", "albert": "Albert", "roberta": "Roberta"}[model_type]
+    if not with_heads:
+        architecture = f"{family}Model"
+    elif model_type == "bert" or (model_type == "albert" and sentence_head):
+        architecture = f"{family}ForPreTraining"
+    else:
+        architecture = f"{family}ForMaskedLM"
+    hf = {}
+    for name, array in tensors.items():
+        if architecture.endswith("ForMaskedLM") and names.is_pooler(name):
+            continue  # transformers' masked-LM models hold no pooler (a masked-LM objective never trains it)
+        hf_name, transpose = names.google_to_hf(name, model_type)
+        if with_heads and not name.startswith(names.HEAD_PREFIXES):
+            hf_name = f"{model_type}.{hf_name}"  # the encoder inside `BertForPreTraining` (...) is `bert` (...)
+        hf[hf_name] = np.ascontiguousarray(array.T if transpose else array)
+    file_io.write_bytes(file_io.join(directory, "model.safetensors"),
+                        safetensors.numpy.save(hf, metadata={"format": "pt"}))
+    # kbert's own alias of the tanh GELU is not a transformers name; this one is.
+    hf_act = "gelu_pytorch_tanh" if config.hidden_act == "gelu_approximate" else config.hidden_act
+    config.to_json_file(file_io.join(directory, "config.json"), architectures=[architecture], hidden_act=hf_act)
 
 
 def _write_vocabulary(directory: str, vocabulary, lowercase: bool | None) -> None:
@@ -204,10 +253,14 @@ def write_google_checkpoint(
     """Writes `{google_name: array}` as Google's release does: bert_config.json + bert_model.ckpt.*.
 
     The checkpoint is a TF1 name-based one (tf.compat.v1 Saver), readable by `tf.train.load_checkpoint`
-    and by Google's original `run_classifier.py`.
+    and by Google's original `run_classifier.py`. BERT only: Google's BERT files carry no `model_type`, so another
+    family's weights there would be read back as BERT's.
     """
     import tensorflow as tf
 
+    if config.model_type != "bert":
+        raise ValueError(f"Google's TF1 layout is written for BERT only, not {config.family}: write the "
+                         f"{config.family} checkpoint in kbert's or Hugging Face's layout")
     given, directory = directory, file_io.fspath(directory)
     file_io.makedirs(directory)
     with tf.Graph().as_default():

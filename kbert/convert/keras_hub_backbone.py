@@ -69,6 +69,9 @@ def to_keras_hub(encoder: BertEncoder, exact_gelu: bool = True) -> keras_hub.mod
             (BERT's exact GELU, or whatever `hidden_act` says), so its outputs match the encoder's. keras-hub serialises its own activation, so a saved backbone reverts to the
             approximation when reloaded.
     """
+    if type(encoder) is not BertEncoder:  # an ALBERT or RoBERTa encoder computes another function than BertBackbone
+        raise TypeError(f"to_keras_hub converts a BertEncoder into keras-hub's BertBackbone, not a "
+                        f"{type(encoder).__name__}")
     config = encoder.bert_config
     backbone = keras_hub.models.BertBackbone(
         vocabulary_size=config.vocab_size,

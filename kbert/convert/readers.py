@@ -1,4 +1,4 @@
-"""Reading BERT checkpoint directories into (BertConfig, {google_name: array}), whatever their format.
+"""Reading checkpoint directories of the BERT family into (config, {google_name: array}), whatever their format.
 
 Formats are told apart by their config file:
 
@@ -6,8 +6,10 @@ Formats are told apart by their config file:
     bert_config.json  + bert_model.ckpt.{index,data-*}   Google's original release
     config.json       + model.safetensors                Hugging Face (or pytorch_model.bin)
 
-Hugging Face names are mapped onto Google's (`kbert.convert.names`), so every reader returns the same
-dict; `kbert.convert.checkpoints` fills an encoder from it. Nothing here builds a model.
+The config's `model_type` names the family (BERT, ALBERT or RoBERTa; BERT for Google's files, which have
+none) and picks the config class (`kbert.config.config_from_dict`). Hugging Face names are mapped onto the
+family's Google names (`kbert.convert.names`), so every reader returns the same dict; `kbert.convert.checkpoints`
+fills the family's encoder from it. Nothing here builds a model.
 
 Example:
 >>> config, tensors = read_checkpoint("/path/to/all-MiniLM-L6-v2")  # doctest: +SKIP
@@ -25,7 +27,7 @@ import numpy as np
 import safetensors.numpy
 
 import kbert.file_io as file_io
-from kbert.config import BertConfig
+from kbert.config import BertConfig, config_from_json_file
 from kbert.convert import names
 
 KBERT_CONFIG = "kbert_config.json"
@@ -48,7 +50,8 @@ def detect_format(path: str | os.PathLike) -> str:
     if file_io.isfile(file_io.join(path, "config.json")):
         return "hf"
     if file_io.isfile(file_io.join(path, "albert_config.json")):
-        raise CheckpointError(f"{path} is a Google ALBERT checkpoint (albert_config.json): kbert reads BERT only")
+        raise CheckpointError(f"{path} is a Google ALBERT checkpoint (albert_config.json): kbert reads ALBERT from "
+                              "Hugging Face directories (config.json) and its own, not from Google's TF1 files yet")
     raise CheckpointError(
         f"{path} holds no BERT config: expected {KBERT_CONFIG} (kbert), bert_config.json (Google) "
         "or config.json (Hugging Face)"
@@ -59,12 +62,13 @@ CONFIG_FILES = {"kbert": KBERT_CONFIG, "google": "bert_config.json", "hf": "conf
 
 
 def read_config(path: str | os.PathLike) -> BertConfig:
-    """The `BertConfig` of any supported checkpoint directory, without reading its weights."""
-    return BertConfig.from_json_file(file_io.join(path, CONFIG_FILES[detect_format(path)]))
+    """The config of any supported checkpoint directory (`BertConfig`, or its family's subclass), without reading
+    its weights."""
+    return config_from_json_file(file_io.join(path, CONFIG_FILES[detect_format(path)]))
 
 
 def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.ndarray]]:
-    """Reads any supported checkpoint directory into its config and `{google_name: array}`."""
+    """Reads any supported checkpoint directory into its config and `{google_name: array}` (the family's names)."""
     path = file_io.fspath(path)
     fmt = detect_format(path)
     config = read_config(path)  # first: a broken config is named before missing weights
@@ -72,7 +76,7 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.n
         return config, _read_safetensors(file_io.join(path, KBERT_WEIGHTS))
     if fmt == "google":
         return config, _read_google(path)
-    return config, _read_hf(path)
+    return config, _read_hf(path, config.model_type)
 
 
 def _read_safetensors(file: str) -> dict[str, np.ndarray]:
@@ -103,7 +107,7 @@ def _read_google(path: str) -> dict[str, np.ndarray]:
         raise CheckpointError(f"Cannot read TF checkpoint {prefix}: {e}") from e
 
 
-def _read_hf(path: str) -> dict[str, np.ndarray]:
+def _read_hf(path: str, model_type: str) -> dict[str, np.ndarray]:
     files = file_io.glob(file_io.join(path, "model*.safetensors"))
     if files:
         raw = {}
@@ -115,7 +119,7 @@ def _read_hf(path: str) -> dict[str, np.ndarray]:
         raise FileNotFoundError(f"No model.safetensors or pytorch_model.bin in {path}")
     tensors = {}
     for hf_name, array in raw.items():
-        mapped = names.hf_to_google(hf_name)
+        mapped = names.hf_to_google(hf_name, model_type)
         if mapped is None:
             continue
         name, transpose = mapped

@@ -1,4 +1,5 @@
-"""BERT's input embeddings: token + learned position + segment, then LayerNorm and dropout."""
+"""BERT's input embeddings: token + learned position + segment, then LayerNorm and dropout (RoBERTa's positions
+and ALBERT's narrower tables are options of the same layer)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ class BertEmbeddings(keras.layers.Layer):
     """Sums token, position and segment embeddings, then normalises them (Devlin et al. 2018, fig. 2).
 
     The token table is a keras-hub `ReversibleEmbedding`, so the masked-LM head can reuse it as its output
-    projection (`reverse=True`), tying input and output embeddings as BERT does.
+    projection (`reverse=True`), tying input and output embeddings as BERT does. ALBERT's embeddings are
+    these with `hidden_size` its embedding size E; RoBERTa's count positions after the padding id
+    (`pad_token_id`).
 
     Args:
         vocab_size: int. Rows of the token table.
@@ -21,6 +24,9 @@ class BertEmbeddings(keras.layers.Layer):
         layer_norm_eps: float. LayerNorm epsilon.
         dropout: float. Dropout rate after the LayerNorm.
         initializer_range: float. Standard deviation of the truncated-normal initializer.
+        pad_token_id: int or None. None: token i takes position row i (BERT, ALBERT). An id: RoBERTa's
+            positions, as Hugging Face computes them from the ids: a real token takes row pad_token_id + 1 + (the
+            real tokens before it), a `pad_token_id` token row pad_token_id.
 
     Call arguments:
         token_ids: int tensor (batch, seq).
@@ -33,6 +39,9 @@ class BertEmbeddings(keras.layers.Layer):
     >>> layer = BertEmbeddings(vocab_size=10, hidden_size=4, max_position_embeddings=8)
     >>> layer(keras.ops.zeros((1, 3), "int32"), keras.ops.zeros((1, 3), "int32")).shape
     TensorShape([1, 3, 4])
+    >>> roberta = BertEmbeddings(vocab_size=10, hidden_size=4, max_position_embeddings=8, pad_token_id=1)
+    >>> roberta.position_ids(keras.ops.convert_to_tensor([[0, 5, 6, 2, 1, 1]])).numpy().tolist()
+    [[2, 3, 4, 5, 1, 1]]
     """
 
     def __init__(
@@ -44,6 +53,7 @@ class BertEmbeddings(keras.layers.Layer):
         layer_norm_eps: float = 1e-12,
         dropout: float = 0.1,
         initializer_range: float = 0.02,
+        pad_token_id: int | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -54,6 +64,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.dropout = dropout
         self.initializer_range = initializer_range
+        self.pad_token_id = pad_token_id
 
         def initializer():
             return keras.initializers.TruncatedNormal(stddev=initializer_range)
@@ -83,10 +94,19 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build(embedded_shape)
         self.built = True
 
+    def position_ids(self, token_ids):
+        """RoBERTa's position ids (batch, seq): the count of real tokens up to and including each real token, after
+        `pad_token_id`; `pad_token_id` for padding tokens."""
+        real = keras.ops.cast(keras.ops.not_equal(token_ids, self.pad_token_id), "int32")
+        return keras.ops.cumsum(real, axis=1) * real + self.pad_token_id
+
     def call(self, token_ids, segment_ids, training=None):
         tokens = self.token_embedding(token_ids)
-        # PositionEmbedding returns rows 0..seq-1 of its table, broadcast over the batch.
-        positions = self.position_embedding(tokens)
+        if self.pad_token_id is None:
+            # PositionEmbedding returns rows 0..seq-1 of its table, broadcast over the batch.
+            positions = self.position_embedding(tokens)
+        else:
+            positions = self.position_embedding(tokens, positions=self.position_ids(token_ids))
         segments = self.segment_embedding(segment_ids)
         x = self.layer_norm(tokens + positions + segments)
         return self.dropout_layer(x, training=training)
@@ -104,5 +124,6 @@ class BertEmbeddings(keras.layers.Layer):
             layer_norm_eps=self.layer_norm_eps,
             dropout=self.dropout,
             initializer_range=self.initializer_range,
+            pad_token_id=self.pad_token_id,
         )
         return config

@@ -27,7 +27,9 @@ class BertEncoder(keras.Model):
     The transformer block is keras-hub's `TransformerEncoder` with `normalize_first=False` (post-LN),
     which is exactly BERT's block, as `BertTransformerBlock` (`kbert/layers/transformer_block.py`): the
     same weights, with a faster training step. Constructor arguments are Google's `bert_config.json`
-    field names.
+    field names. ALBERT's and RoBERTa's encoders (`AlbertEncoder`, `RobertaEncoder`) are subclasses that
+    change the embeddings and the order of the blocks (the hooks `_make_layers`, `_make_embeddings`, `_embed`,
+    `layer_blocks`); tasks, training and export see one interface.
 
     Args:
         vocab_size: int. Number of WordPiece tokens.
@@ -62,6 +64,9 @@ class BertEncoder(keras.Model):
     (TensorShape([2, 8, 128]), TensorShape([2, 128]))
     """
 
+    # The family's config class; ALBERT's and RoBERTa's encoders subclass this one and change the hooks below.
+    config_class = BertConfig
+
     def __init__(
         self,
         vocab_size: int = 30522,
@@ -87,42 +92,29 @@ class BertEncoder(keras.Model):
             max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
             initializer_range=initializer_range, layer_norm_eps=layer_norm_eps,
         )
-        if attention_probs_dropout_prob != hidden_dropout_prob:
+        self._build_encoder(config, dtype, **kwargs)
+
+    def _build_encoder(self, config: BertConfig, dtype, **kwargs) -> None:
+        """Makes the layers (`_make_layers`) and the functional model of the encoder that `config` describes."""
+        if config.attention_probs_dropout_prob != config.hidden_dropout_prob:
             warnings.warn(
-                f"attention_probs_dropout_prob={attention_probs_dropout_prob} differs from "
-                f"hidden_dropout_prob={hidden_dropout_prob}; both use {hidden_dropout_prob}."
+                f"attention_probs_dropout_prob={config.attention_probs_dropout_prob} differs from "
+                f"hidden_dropout_prob={config.hidden_dropout_prob}; both use {config.hidden_dropout_prob}."
             )
-
-        def initializer():
-            return keras.initializers.TruncatedNormal(stddev=initializer_range)
-
+        self.bert_config = config
         # === Layers ===
-        self.embeddings = BertEmbeddings(
-            vocab_size=vocab_size, hidden_size=hidden_size,
-            max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
-            layer_norm_eps=layer_norm_eps, dropout=hidden_dropout_prob,
-            initializer_range=initializer_range, dtype=dtype, name="embeddings",
-        )
-        self.transformer_layers = [
-            BertTransformerBlock(
-                intermediate_dim=intermediate_size, num_heads=num_attention_heads,
-                dropout=hidden_dropout_prob, activation=hidden_activation(hidden_act),
-                layer_norm_epsilon=layer_norm_eps, kernel_initializer=initializer(),
-                normalize_first=False, dtype=dtype, name=f"transformer_layer_{i}",
-            )
-            for i in range(num_hidden_layers)
-        ]
-        self.pooler = keras.layers.Dense(
-            hidden_size, activation="tanh", kernel_initializer=initializer(), dtype=dtype, name="pooler"
-        )
+        self._make_layers(config, dtype)
+        self.pooler = keras.layers.Dense(config.hidden_size, activation="tanh",
+                                         kernel_initializer=self._initializer(config), dtype=dtype, name="pooler")
 
         # === Functional model ===
         token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
         segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
         padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
-        x = self.embeddings(token_ids, segment_ids)
-        for block in self.transformer_layers:
-            x = block(x, padding_mask=padding_mask)
+        x = self._embed(token_ids, segment_ids)
+        for blocks in self.layer_blocks():
+            for block in blocks:
+                x = block(x, padding_mask=padding_mask)
         pooled = self.pooler(x[:, 0, :])
         super().__init__(
             inputs={"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
@@ -130,13 +122,51 @@ class BertEncoder(keras.Model):
             dtype=dtype,
             **kwargs,
         )
-        self.bert_config = config
+
+    def _make_layers(self, config: BertConfig, dtype) -> None:
+        """BERT's layers before the pooler: `embeddings`, then `transformer_layers`, one block per hidden layer."""
+        self.embeddings = self._make_embeddings(config, dtype)
+        self.transformer_layers = [
+            self._make_block(config, dtype, name=f"transformer_layer_{i}") for i in range(config.num_hidden_layers)
+        ]
+
+    def _make_embeddings(self, config: BertConfig, dtype, **options) -> BertEmbeddings:
+        """The `embeddings` layer; `options` replace its arguments (ALBERT's width, RoBERTa's padding id)."""
+        arguments = dict(
+            vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+            max_position_embeddings=config.max_position_embeddings, type_vocab_size=config.type_vocab_size,
+            layer_norm_eps=config.layer_norm_eps, dropout=config.hidden_dropout_prob,
+            initializer_range=config.initializer_range,
+        )
+        return BertEmbeddings(**{**arguments, **options}, dtype=dtype, name="embeddings")
+
+    @staticmethod
+    def _initializer(config: BertConfig) -> keras.initializers.Initializer:
+        """The encoder's initializer: a normal of std `initializer_range`, cut at 2 std (as Google's BERT)."""
+        return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+
+    def _make_block(self, config: BertConfig, dtype, name: str) -> BertTransformerBlock:
+        return BertTransformerBlock(
+            intermediate_dim=config.intermediate_size, num_heads=config.num_attention_heads,
+            dropout=config.hidden_dropout_prob, activation=hidden_activation(config.hidden_act),
+            layer_norm_epsilon=config.layer_norm_eps, kernel_initializer=self._initializer(config),
+            normalize_first=False, dtype=dtype, name=name,
+        )
+
+    def _embed(self, token_ids, segment_ids, training=None):
+        """The input of the first block (batch, seq, hidden)."""
+        return self.embeddings(token_ids, segment_ids, training=training)
+
+    def layer_blocks(self) -> list[list[BertTransformerBlock]]:
+        """The blocks each hidden layer runs, in order: BERT's layer i runs `transformer_layers[i]`."""
+        return [[block] for block in self.transformer_layers]
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> "BertEncoder":
-        """A randomly initialised encoder of a named size: tiny, mini, small, medium, base, large."""
+        """A randomly initialised encoder of a named size of its family (`config_class.presets`; BERT's are
+        tiny, mini, small, medium, base, large); `overrides` are config fields or `dtype`."""
         dtype = overrides.pop("dtype", None)
-        return cls(**BertConfig.from_preset(name, **overrides).to_dict(), dtype=dtype)
+        return cls(**cls.config_class.from_preset(name, **overrides).to_dict(), dtype=dtype)
 
     @classmethod
     def from_config(cls, config):
@@ -156,16 +186,18 @@ class BertEncoder(keras.Model):
 
         Returns:
             dict with `sequence_output`, `pooled_output`, `hidden_states` (a list of num_hidden_layers + 1
-            tensors (batch, seq, hidden): the embeddings, then each block's output) and
-            `attention_probs` (a list of num_hidden_layers tensors (batch, heads, query, key)).
+            tensors (batch, seq, hidden): the first block's input, then each hidden layer's output) and
+            `attention_probs` (a list of tensors (batch, heads, query, key), one per block run: num_hidden_layers,
+            times inner_group_num in ALBERT).
         """
         padding_mask = keras.ops.cast(inputs["padding_mask"], "int32")
-        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"], training=training)
+        x = self._embed(inputs["token_ids"], inputs["segment_ids"], training=training)
         hidden_states, attention_probs = [x], []
-        for block in self.transformer_layers:
-            x, probs = block(x, padding_mask=padding_mask, training=training, return_attention_scores=True)
+        for blocks in self.layer_blocks():
+            for block in blocks:
+                x, probs = block(x, padding_mask=padding_mask, training=training, return_attention_scores=True)
+                attention_probs.append(probs)
             hidden_states.append(x)
-            attention_probs.append(probs)
         return {
             "sequence_output": x,
             "pooled_output": self.pooler(x[:, 0, :]),

@@ -88,7 +88,7 @@ def finetune(task: Task | str, config: FinetuneConfig,
         fixed = compiles_whole_step(config.jit_compile, config.strategy)
         with distribution.scope():
             encoder, tokenizer = _start(config)
-            limit = encoder.bert_config.max_position_embeddings
+            limit = encoder.bert_config.max_sequence_length
             if config.sequence_length > limit:
                 raise ValueError(f"sequence_length {config.sequence_length} exceeds the encoder's "
                                  f"{limit} positions")

@@ -27,6 +27,7 @@ import kbert.file_io as file_io
 from kbert.config import BertConfig
 from kbert.convert.checkpoints import load_pretrained, read_config
 from kbert.models.bert_encoder import BertEncoder
+from kbert.models.families import encoder_from_config
 from kbert.training.mixed_precision import mixed_precision_scope
 from kbert.training.strategy import get_strategy
 from kbert.training.worker_outputs import remove_scratch
@@ -104,7 +105,7 @@ def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, p
         **fields: `BertConfig` fields that replace the checkpoint's or preset's (e.g. dropout rates).
 
     Returns:
-        A `BertEncoder`.
+        A `BertEncoder`, or the `AlbertEncoder` or `RobertaEncoder` of an ALBERT or RoBERTa checkpoint.
 
     Raises:
         ValueError: a fresh encoder's vocab_size is not the vocabulary's size, or a checkpoint's embedding
@@ -122,8 +123,7 @@ def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, p
     if init is not None:
         encoder = load_pretrained(init, **fields)
     else:
-        encoder = BertEncoder(**dataclasses.replace(encoder_config(vocabulary_size, preset=preset),
-                                                    **fields).to_dict())
+        encoder = encoder_from_config(dataclasses.replace(encoder_config(vocabulary_size, preset=preset), **fields))
     size = encoder.bert_config.vocab_size
     if size < vocabulary_size if init is not None else size != vocabulary_size:
         raise ValueError(f"The model's vocab_size {size} differs from the vocabulary's {vocabulary_size} tokens")
