@@ -4,7 +4,8 @@
   `with` block that is the run; after it the caller's policy is back and this worker's scratch
   (`kbert.training.worker_outputs`, where a worker other than the chief writes) is removed.
 - `encoder_config(...)`, `build_encoder(...)`: the encoder a run starts from, a checkpoint's or fresh
-  weights in a preset's or a checkpoint's architecture, checked against the run's vocabulary.
+  weights in a preset's or a checkpoint's architecture, checked against the run's vocabulary;
+  `encoder_class(model_type)` is where a model type picks its encoder family.
 
 The order is the strategy, then the policy: `MultiWorkerMirroredStrategy` configures TensorFlow's
 collective ops, which TensorFlow allows only before its runtime starts ("RuntimeError: Collective ops
@@ -91,8 +92,37 @@ def encoder_config(vocabulary_size: int, init: str | os.PathLike | None = None, 
     return BertConfig.from_preset(preset, vocab_size=vocabulary_size)
 
 
+def encoder_class(model_type: str = "bert") -> type:
+    """The encoder class of a model type (`--model-type`): the one place where the family is chosen.
+
+    Args:
+        model_type: str. "bert", "albert" or "roberta".
+
+    Returns:
+        The encoder class.
+
+    Raises:
+        ValueError: the family's encoder is not in kbert yet, or an unknown model type.
+
+    Example:
+    >>> encoder_class("bert").__name__
+    'BertEncoder'
+    >>> encoder_class("albert")
+    Traceback (most recent call last):
+    ...
+    ValueError: model_type 'albert': kbert's ALBERT encoder is not built yet (model_type 'bert' trains today)
+    """
+    if model_type == "bert":
+        return BertEncoder
+    families = {"albert": "ALBERT", "roberta": "RoBERTa"}  # kbert.AlbertEncoder, kbert.RobertaEncoder: to come
+    if model_type in families:
+        raise ValueError(f"model_type {model_type!r}: kbert's {families[model_type]} encoder is not built yet "
+                         "(model_type 'bert' trains today)")
+    raise ValueError(f"model_type must be 'bert', 'albert' or 'roberta', got {model_type!r}")
+
+
 def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, preset: str = "tiny",
-                  **fields: Any) -> BertEncoder:
+                  model_type: str = "bert", **fields: Any) -> BertEncoder:
     """The encoder a run trains: `init`'s weights, else fresh weights in `encoder_config`'s architecture.
 
     Build it inside the strategy's scope.
@@ -101,15 +131,17 @@ def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, p
         vocabulary_size: int. Tokens in the run's vocabulary (`tokenizer.vocabulary_size()`).
         init: str, PathLike or None. A checkpoint directory that `kbert.load_pretrained` reads.
         preset: str. Without `init`: a preset name or a checkpoint directory, as in `encoder_config`.
+        model_type: str. The encoder family (`encoder_class`).
         **fields: `BertConfig` fields that replace the checkpoint's or preset's (e.g. dropout rates).
 
     Returns:
         A `BertEncoder`.
 
     Raises:
-        ValueError: a fresh encoder's vocab_size is not the vocabulary's size, or a checkpoint's embedding
-            table is too small for the vocabulary's ids (a larger one, padded past the vocabulary as some
-            releases are, is fine: no id reaches its extra rows). The message names both sizes.
+        ValueError: a model type without its encoder yet (`encoder_class`), a fresh encoder's vocab_size is
+            not the vocabulary's size, or a checkpoint's embedding table is too small for the vocabulary's ids
+            (a larger one, padded past the vocabulary as some releases are, is fine: no id reaches its extra
+            rows). The message names both sizes.
 
     Example:
     >>> build_encoder(20, preset="tiny", num_hidden_layers=1).bert_config.num_hidden_layers
@@ -119,11 +151,12 @@ def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, p
     ...
     ValueError: The model's vocab_size 30 differs from the vocabulary's 20 tokens
     """
+    encoder_type = encoder_class(model_type)
     if init is not None:
         encoder = load_pretrained(init, **fields)
     else:
-        encoder = BertEncoder(**dataclasses.replace(encoder_config(vocabulary_size, preset=preset),
-                                                    **fields).to_dict())
+        encoder = encoder_type(**dataclasses.replace(encoder_config(vocabulary_size, preset=preset),
+                                                     **fields).to_dict())
     size = encoder.bert_config.vocab_size
     if size < vocabulary_size if init is not None else size != vocabulary_size:
         raise ValueError(f"The model's vocab_size {size} differs from the vocabulary's {vocabulary_size} tokens")
