@@ -218,7 +218,9 @@ class AlbertConfig(BertConfig):
                 raise ValueError(f"ALBERT's {field} must be at least 1, got {getattr(self, field)}")
 
 
-ROBERTA_PRESETS: dict[str, tuple[int, ...]] = {"base": (12, 768), "large": (24, 1024)}
+# RoBERTa's releases, and BERT's smaller shapes for models pretrained here.
+ROBERTA_PRESETS: dict[str, tuple[int, ...]] = {**{name: PRESETS[name] for name in ("tiny", "mini", "small", "medium")},
+                                               "base": (12, 768), "large": (24, 1024)}
 
 
 @dataclasses.dataclass

@@ -20,6 +20,11 @@ IGNORE_LABEL = -100
 # (ALBERT), or masked LM alone.
 OBJECTIVES = ("nsp", "sop", "none")
 
+# How pretraining instances are packed: BERT's segment pair `[CLS] A [SEP] B [SEP]` (for NSP/SOP), or
+# RoBERTa's full sentences, one segment of contiguous sentences that may cross documents (objective none).
+SEGMENT_PAIR, FULL_SENTENCES = "segment-pair", "full-sentences"
+PACKINGS = (SEGMENT_PAIR, FULL_SENTENCES)
+
 # Keras' `verbose` of `fit` and `evaluate`, the `--verbose` of the training commands: 0 prints no progress,
 # 1 a progress bar, 2 one line per epoch (pretraining: per checkpoint interval), which suits a log file.
 VERBOSITIES = (0, 1, 2)

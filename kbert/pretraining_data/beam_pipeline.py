@@ -12,8 +12,10 @@ The same functions as the one-process path run inside the pipeline, so every set
 2. documents go to `ceil(documents / document_buffer)` partitions by key, so a partition is a uniformly
    random sample of the corpus of about `document_buffer` documents (the one-process path's pool);
 3. each partition, sorted by key, goes through `create_pretraining_instances` with the partition as its
-   pool of random next sentences, then `StaticMasker` (or nothing, for dynamic masking) and the
-   one-process path's `tf.train.Example` encoding; seeds are hashed from (seed, partition);
+   pool of random next sentences (full sentences: packed across the partition's documents, so one
+   partially filled input per partition where the one-process path has one in all), then
+   `StaticMasker` (or nothing, for dynamic masking) and the one-process path's `tf.train.Example`
+   encoding; seeds are hashed from (seed, partition);
 4. each record draws a 64-bit random key: shard = key mod num_shards, and a shard is written sorted by
    key, so records are shuffled over the whole corpus and spread over the shards as in the one-process
    path (a shard is sorted in one worker's memory: give a large corpus enough shards, e.g. one per
@@ -80,21 +82,20 @@ def stable_key(*parts: object) -> int:
 class _ReadDocuments:
     """(file index, path) -> (document key, tokenized document) for each document of the file."""
 
-    def __init__(self, corpus, vocabulary: list[str], lowercase: bool, language: str, seed: int) -> None:
-        self.corpus, self.vocabulary, self.lowercase = corpus, vocabulary, lowercase
-        self.language, self.seed = language, seed
+    def __init__(self, corpus, tokenizer, language: str, seed: int) -> None:
+        self.corpus, self.tokenizer, self.language, self.seed = corpus, tokenizer, language, seed
         self._tokenize = None
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_tokenize": None}  # the tokenizer is built again in each worker
+        # The tokenizer travels pickled (Keras pickles a layer whole, its vocabulary included); the
+        # tokenize function is made again in each worker.
+        return {**self.__dict__, "_tokenize": None}
 
     def __call__(self, element: tuple[int, str]) -> Iterator[tuple[int, list]]:
         from kbert.pretraining_data.tokenization import tokenize_documents, tokenizer_fn
 
         if self._tokenize is None:
-            from kbert.text.bert_tokenizer import BertTokenizer
-
-            self._tokenize = tokenizer_fn(BertTokenizer(self.vocabulary, lowercase=self.lowercase))
+            self._tokenize = tokenizer_fn(self.tokenizer)
         file_index, path = element
         # One file is one element: `TextCorpus` reads it whole, since a document spans many lines.
         documents = self.corpus._iter_file(path)  # noqa: SLF001 (the corpus' reader for one file)
@@ -105,12 +106,11 @@ class _ReadDocuments:
 class _PartitionRecords:
     """(partition, documents) -> (shard, (record key, serialized tf.Example)) for each instance."""
 
-    def __init__(self, config, vocabulary: list[str], special_ids: tuple[int, int, int]) -> None:
-        self.config, self.vocabulary = config, vocabulary
+    def __init__(self, config, vocabulary, special_ids: tuple[int, int, int]) -> None:
+        self.config, self.vocabulary = config, vocabulary  # a `MaskingVocabulary`
         self.cls_id, self.sep_id, self.pad_id = special_ids
 
     def __call__(self, element: tuple[int, Sequence[tuple[int, list]]]) -> Iterator[tuple[int, tuple[int, bytes]]]:
-        from kbert.pretraining_data.instances import create_pretraining_instances
         from kbert.pretraining_data.static_masking import StaticMasker
         from kbert.pretraining_data.text_dataset import instance_arrays
         from kbert.pretraining_data.tfrecords import _example, static_features
@@ -118,14 +118,13 @@ class _PartitionRecords:
         config = self.config
         partition, keyed = element
         documents = [document for _, document in sorted(keyed, key=lambda item: item[0])]
-        instances = create_pretraining_instances(
-            documents, sequence_length=config.sequence_length, cls_id=self.cls_id, sep_id=self.sep_id,
-            objective=config.objective, short_seq_prob=config.short_seq_prob, dupe_factor=config.dupe_factor,
-            seed=stable_key(config.seed, partition), document_buffer=max(1, len(documents)), instance_buffer=1)
+        instances = config.instances(documents, self.cls_id, self.sep_id, seed=stable_key(config.seed, partition),
+                                     document_buffer=max(1, len(documents)), instance_buffer=1)
         masker = None
         if config.masking == "static":
             masker = StaticMasker(self.vocabulary, config.masked_lm_prob, config.predictions,
-                                  config.whole_word_masking, seed=stable_key(config.seed + 1, partition))
+                                  config.whole_word_masking, seed=stable_key(config.seed + 1, partition),
+                                  ngram=config.ngram)
         order = random.Random(stable_key(config.seed + 2, partition))
         for instance in instances:
             if masker is not None:
@@ -154,11 +153,11 @@ def _write_shard(element: tuple[int, Sequence], output: str, num_shards: int) ->
     return shard, len(records)
 
 
-def _write_metadata(counts: Sequence[tuple[int, int]], output: str, settings: dict) -> int:
+def _write_metadata(counts: Sequence[tuple[int, int]], output: str, settings: dict, vocab_file: str) -> int:
     """Writes `pretraining_data.json` (last: a directory without it is unfinished); returns the count."""
     import tensorflow as tf
 
-    from kbert.pretraining_data.shards import FORMAT, METADATA_FILE, VOCAB_FILE
+    from kbert.pretraining_data.shards import FORMAT, METADATA_FILE
 
     names = [shard_name(i, len(counts)) for i in range(len(counts))]
     records = dict(counts)
@@ -166,7 +165,7 @@ def _write_metadata(counts: Sequence[tuple[int, int]], output: str, settings: di
         "format": FORMAT,
         "version": 1,
         **settings,
-        "vocab_file": VOCAB_FILE,
+        "vocab_file": vocab_file,
         "num_instances": sum(records.values()),
         "shards": [{"file": name, "records": records[i],
                     "bytes": tf.io.gfile.stat(posixpath.join(output, name)).length}
@@ -177,22 +176,23 @@ def _write_metadata(counts: Sequence[tuple[int, int]], output: str, settings: di
     return metadata["num_instances"]
 
 
-def build_pipeline(pipeline, config, files: Sequence[str], vocabulary: list[str]) -> None:
-    """Adds the transforms that turn `files` into the shards and metadata of `config.out`."""
+def build_pipeline(pipeline, config, files: Sequence[str], tokenizer, vocab_file: str = "vocab.txt") -> None:
+    """Adds the transforms that turn `files` into the shards and metadata of `config.out`; `tokenizer` is
+    what `kbert.load_tokenizer` read from `config.vocab`, whose files are in `config.out` (`vocab_file`)."""
     import apache_beam as beam
 
-    from kbert.constants import CLS, PAD, SEP
     from kbert.pretraining_data.corpus import TextCorpus
+    from kbert.pretraining_data.masking_vocabulary import MaskingVocabulary
 
     corpus = TextCorpus(list(files), layout=config.layout, encoding_errors=config.encoding_errors)
-    special_ids = tuple(vocabulary.index(token) for token in (CLS, SEP, PAD))
+    special_ids = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
+    vocabulary = MaskingVocabulary.from_tokenizer(tokenizer)
     output, num_shards = config.out.rstrip("/"), config.num_shards
     documents = (
         pipeline
         | "Files" >> beam.Create(list(enumerate(files)))
         | "SpreadFiles" >> beam.Reshuffle()
-        | "ReadAndTokenize" >> beam.FlatMap(_ReadDocuments(corpus, vocabulary, config.lowercase, config.language,
-                                                           config.seed))
+        | "ReadAndTokenize" >> beam.FlatMap(_ReadDocuments(corpus, tokenizer, config.language, config.seed))
     )
     partitions = (
         documents
@@ -206,14 +206,14 @@ def build_pipeline(pipeline, config, files: Sequence[str], vocabulary: list[str]
         | "GroupPartitions" >> beam.GroupByKey()
         | "Instances" >> beam.FlatMap(_PartitionRecords(config, vocabulary, special_ids))
     )
-    settings = config.settings(len(vocabulary))
+    settings = config.settings(vocabulary.size)
     _ = (
         (records, shard_markers)
         | "WithEveryShard" >> beam.Flatten()
         | "GroupShards" >> beam.GroupByKey()
         | "WriteShards" >> beam.Map(_write_shard, output=output, num_shards=num_shards)
         | "AllShards" >> beam.combiners.ToList()
-        | "WriteMetadata" >> beam.Map(_write_metadata, output=output, settings=settings)
+        | "WriteMetadata" >> beam.Map(_write_metadata, output=output, settings=settings, vocab_file=vocab_file)
     )
 
 
@@ -244,9 +244,9 @@ def create_pretraining_data_beam(config, pipeline_args: Sequence[str] = ()) -> d
     import tensorflow as tf
 
     from kbert.pretraining_data.corpus import TFDS_PREFIX, expand_inputs
-    from kbert.pretraining_data.shards import METADATA_FILE, VOCAB_FILE
-    from kbert.pretraining_data.static_masking import mask_token_id
-    from kbert.text.bert_tokenizer import read_vocabulary
+    from kbert.pretraining_data.masking_vocabulary import MaskingVocabulary
+    from kbert.pretraining_data.shards import METADATA_FILE, copy_tokenizer_files
+    from kbert.text import load_tokenizer
 
     config.validate()
     if not config.vocab or not config.out:
@@ -254,8 +254,8 @@ def create_pretraining_data_beam(config, pipeline_args: Sequence[str] = ()) -> d
     inputs = [config.input] if isinstance(config.input, str) else list(config.input)
     if any(item.startswith(TFDS_PREFIX) for item in inputs):
         raise ValueError("--beam reads text files; a tfds: input runs without --beam.")
-    vocabulary = read_vocabulary(config.vocab)
-    mask_token_id(vocabulary)  # MissingMaskTokenError (a ValueError) names the problem
+    tokenizer = load_tokenizer(config.vocab, lowercase=config.lowercase)
+    MaskingVocabulary.from_tokenizer(tokenizer)  # MissingMaskTokenError (a ValueError) names the problem
     files = expand_inputs(inputs)
     start = time.perf_counter()
     output = config.out.rstrip("/")
@@ -263,11 +263,9 @@ def create_pretraining_data_beam(config, pipeline_args: Sequence[str] = ()) -> d
     metadata_path = posixpath.join(output, METADATA_FILE)
     if tf.io.gfile.exists(metadata_path):  # an older run's, which would vouch for new shards
         tf.io.gfile.remove(metadata_path)
-    vocab_copy = posixpath.join(output, VOCAB_FILE)
-    if posixpath.normpath(str(config.vocab)) != posixpath.normpath(vocab_copy):
-        tf.io.gfile.copy(str(config.vocab), vocab_copy, overwrite=True)
+    vocab_file = copy_tokenizer_files(config.vocab, output)
     with beam.Pipeline(options=PipelineOptions(list(pipeline_args))) as pipeline:
-        build_pipeline(pipeline, config, files, vocabulary)
+        build_pipeline(pipeline, config, files, tokenizer, vocab_file)
     with tf.io.gfile.GFile(metadata_path) as f:
         metadata = json.load(f)
     if metadata["num_instances"] == 0:

@@ -17,8 +17,8 @@ import numpy as np
 
 from kbert.pretraining_data.corpus import TFDS_PREFIX, TextCorpus
 from kbert.pretraining_data.create_config import MASKINGS, CreatePretrainingDataConfig  # noqa: F401  (re-exported)
-from kbert.pretraining_data.instances import create_pretraining_instances
-from kbert.pretraining_data.static_masking import StaticMasker, mask_token_id
+from kbert.pretraining_data.masking_vocabulary import MaskingVocabulary
+from kbert.pretraining_data.static_masking import StaticMasker
 from kbert.pretraining_data.text_dataset import instance_arrays
 from kbert.pretraining_data.tfrecords import static_features, write_pretraining_tfrecords
 from kbert.pretraining_data.tokenization import tokenize_documents, tokenizer_fn
@@ -29,7 +29,8 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
 
     Args:
         config: CreatePretrainingDataConfig. The corpus and instance settings (`out` is not used).
-        tokenizer: a `kbert.text.BertTokenizer` whose vocabulary holds `[MASK]`.
+        tokenizer: a tokenizer from `kbert.load_tokenizer` whose vocabulary has a mask token; its special
+            ids (cls, sep, pad, mask) are the ones used.
 
     Returns:
         An iterator of `static_features` or `instance_arrays` dicts, ready for TFRecords or `tf.data`.
@@ -38,8 +39,7 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
         ValueError: when the corpus gives no instance at all.
     """
     config.validate()
-    vocabulary = list(tokenizer.vocabulary)
-    mask_token_id(vocabulary)  # MissingMaskTokenError (a ValueError) names the problem
+    vocabulary = MaskingVocabulary.from_tokenizer(tokenizer)  # MissingMaskTokenError (a ValueError) names it
     inputs = config.input
     if isinstance(inputs, str):
         inputs = [inputs]
@@ -47,10 +47,7 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
     corpus = TextCorpus(source, layout=config.layout, tfds_split=config.tfds_split,
                         text_key=config.tfds_text_key, encoding_errors=config.encoding_errors)
     documents = tokenize_documents(corpus, tokenizer_fn(tokenizer), language=config.language)
-    instances = create_pretraining_instances(
-        documents, sequence_length=config.sequence_length, cls_id=tokenizer.cls_token_id,
-        sep_id=tokenizer.sep_token_id, objective=config.objective, short_seq_prob=config.short_seq_prob,
-        dupe_factor=config.dupe_factor, seed=config.seed, document_buffer=config.document_buffer)
+    instances = config.instances(documents, tokenizer.cls_token_id, tokenizer.sep_token_id)
     first = next(instances, None)
     if first is None:
         raise ValueError(f"The corpus {list(inputs)} gives no pretraining instance: it holds no text "
@@ -58,7 +55,7 @@ def pretraining_records(config: CreatePretrainingDataConfig, tokenizer) -> Itera
     instances = itertools.chain([first], instances)
     if config.masking == "static":
         masker = StaticMasker(vocabulary, config.masked_lm_prob, config.predictions, config.whole_word_masking,
-                              seed=config.seed + 1)
+                              seed=config.seed + 1, ngram=config.ngram)
         return (static_features(i, masker, config.sequence_length, config.predictions, tokenizer.pad_token_id)
                 for i in instances)
     return (instance_arrays(i, config.sequence_length, tokenizer.pad_token_id) for i in instances)
@@ -82,16 +79,15 @@ def create_pretraining_data(config: CreatePretrainingDataConfig) -> dict:
         >>> create_pretraining_data(config)["num_instances"]  # doctest: +SKIP
         52114
     """
-    from kbert.text.bert_tokenizer import BertTokenizer, read_vocabulary
+    from kbert.text import load_tokenizer
 
     config.validate()
     if not config.vocab or not config.out:
         raise ValueError("vocab and out are required.")
-    vocabulary = read_vocabulary(config.vocab)
-    tokenizer = BertTokenizer(vocabulary, lowercase=config.lowercase)
+    tokenizer = load_tokenizer(config.vocab, lowercase=config.lowercase)
     start = time.perf_counter()
     records = pretraining_records(config, tokenizer)
     metadata = write_pretraining_tfrecords(records, config.out, vocab_file=config.vocab,
-                                           settings=config.settings(len(vocabulary)), num_shards=config.num_shards,
-                                           seed=config.seed + 2)
+                                           settings=config.settings(tokenizer.vocabulary_size()),
+                                           num_shards=config.num_shards, seed=config.seed + 2)
     return {**metadata, "seconds": time.perf_counter() - start}

@@ -34,7 +34,7 @@ def heldout_from_text(
     Args:
         config: CreatePretrainingDataConfig. The run's instance and masking settings (`input` is the
             held-out text); the seed is replaced by a fixed one, the dupe factor by 1, masking by static.
-        tokenizer: a `kbert.text.BertTokenizer`, the run's.
+        tokenizer: the run's tokenizer (from `kbert.load_tokenizer`).
         batch_size: int. Evaluation batch size.
         max_instances: int. Instances kept (the first ones).
 

@@ -3,7 +3,8 @@
 Documents come in as lists of tokenized sentences and go out as packed `[CLS] A [SEP] B [SEP]`
 instances with segment ids and a next-sentence (NSP) or sentence-order (SOP) label. Unlike Google's
 script, which holds the whole corpus in memory, documents stream through a shuffle buffer: the random
-"next" segment of NSP is drawn from the other documents in that buffer.
+"next" segment of NSP is drawn from the other documents in that buffer. The same buffers feed RoBERTa's
+full-sentence inputs (`packing="full-sentences"`, `kbert.pretraining_data.full_sentence_packer`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from kbert.constants import OBJECTIVES
+from kbert.constants import FULL_SENTENCES, OBJECTIVES, PACKINGS
+from kbert.pretraining_data.full_sentence_packer import FullSentencePacker
+
 IS_NEXT, NOT_NEXT = 0, 1  # NSP labels as in Google's; SOP: 0 = in order, 1 = swapped.
 
 # A tokenized sentence: (token ids, per-token "a word starts here" flags), or just the ids.
@@ -25,8 +28,9 @@ class PretrainingInstance:
     """One packed, unmasked pretraining sequence.
 
     Attributes:
-        token_ids: `[CLS] A [SEP] B [SEP]` (or `[CLS] A [SEP]` for objective "none"), unpadded.
-        segment_ids: 0 for `[CLS] A [SEP]`, 1 for `B [SEP]`.
+        token_ids: `[CLS] A [SEP] B [SEP]` (or `[CLS] A [SEP]` for objective "none"; full sentences:
+            `[CLS] s1 s2 [SEP] s3 [SEP]`, a `[SEP]` between documents), unpadded.
+        segment_ids: 0 for `[CLS] A [SEP]`, 1 for `B [SEP]` (full sentences: all 0).
         next_sentence_label: NSP: 0 = B follows A, 1 = B is from another document. SOP: 0 = A and B in
             order, 1 = swapped. Objective "none": 0.
         word_starts: per token, False where the token continues the previous token's segmenter word
@@ -96,6 +100,7 @@ def create_pretraining_instances(
     cls_id: int,
     sep_id: int,
     objective: str = "nsp",
+    packing: str = "segment-pair",
     short_seq_prob: float = 0.1,
     dupe_factor: int = 1,
     seed: int | None = None,
@@ -114,6 +119,9 @@ def create_pretraining_instances(
     (which tilts NSP labels toward "random" on short documents; here they stay 50/50). A sentence of one
     token alone gives no instance, and a corpus of one document gives only true continuations.
     "none": the whole chunk is A, with no B. The pair is truncated to fit and packed with `pack_pair`.
+    `packing="full-sentences"` (RoBERTa's, objective "none" only) packs the documents, in their shuffled
+    order, into `FullSentencePacker` inputs instead; each input is emitted `dupe_factor` times (to be
+    masked differently), and `short_seq_prob` does not apply.
 
     Args:
         documents: an iterable of documents, each a sequence of sentences; a sentence is a list of token
@@ -122,6 +130,7 @@ def create_pretraining_instances(
         cls_id: int. Id of `[CLS]`.
         sep_id: int. Id of `[SEP]`.
         objective: str. "nsp", "sop" or "none".
+        packing: str. "segment-pair" (BERT's) or "full-sentences" (RoBERTa's; objective "none").
         short_seq_prob: float. Probability of a shorter target length.
         dupe_factor: int. How many times each document is turned into instances (with different chunks).
         seed: int | None. Seed of the random generator.
@@ -141,6 +150,7 @@ def create_pretraining_instances(
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}.")
+    check_packing(packing, objective)
     if sequence_length < 5:
         raise ValueError(f"sequence_length must be >= 5 ([CLS] a [SEP] b [SEP]), got {sequence_length}.")
     if dupe_factor < 1 or document_buffer < 1 or instance_buffer < 1:
@@ -148,6 +158,7 @@ def create_pretraining_instances(
     rng = random.Random(seed)
     pool: list[Document] = []
     shuffled: list[PretrainingInstance] = []
+    packer = FullSentencePacker(sequence_length, cls_id, sep_id) if packing == FULL_SENTENCES else None
 
     def emit(instances: Iterable[PretrainingInstance]) -> Iterator[PretrainingInstance]:
         for instance in instances:
@@ -162,6 +173,9 @@ def create_pretraining_instances(
         document = pool[index]
         pool[index] = pool[-1]
         pool.pop()
+        if packer is not None:
+            yield from emit(_full_sentences(packer.add(document), dupe_factor))
+            return
         for _ in range(dupe_factor):
             yield from emit(_from_document(document, pool, sequence_length, cls_id, sep_id, objective,
                                            short_seq_prob, rng))
@@ -175,8 +189,26 @@ def create_pretraining_instances(
             yield from process(rng.randrange(len(pool)))
     while pool:
         yield from process(rng.randrange(len(pool)))
+    if packer is not None:
+        yield from emit(_full_sentences(packer.finish(), dupe_factor))
     rng.shuffle(shuffled)
     yield from shuffled
+
+
+def check_packing(packing: str, objective: str) -> None:
+    """Raises a ValueError for an unknown packing, or full sentences with a sentence objective."""
+    if packing not in PACKINGS:
+        raise ValueError(f"packing must be one of {PACKINGS}, got {packing!r}.")
+    if packing == FULL_SENTENCES and objective != "none":
+        raise ValueError(f"packing {FULL_SENTENCES!r} packs one segment of contiguous sentences: it has no "
+                         f"sentence pair for objective {objective!r}; use objective 'none' (RoBERTa's).")
+
+
+def _full_sentences(packed: Iterable[tuple[list[int], list[bool]]], copies: int) -> Iterator[PretrainingInstance]:
+    """Full-sentence inputs as instances (one segment, label 0), each `copies` times."""
+    for token_ids, word_starts in packed:
+        instance = PretrainingInstance(token_ids, [0] * len(token_ids), 0, word_starts)
+        yield from [instance] * copies
 
 
 def _from_document(

@@ -1,7 +1,7 @@
 """A `create-pretraining-data` output directory: its layout, its metadata, and checks that its shards are whole.
 
-The directory holds `part-00000-of-0000N.tfrecord` shards, `vocab.txt` and `pretraining_data.json` (the
-settings, the vocabulary file, and each shard's record count and size in bytes).
+The directory holds `part-00000-of-0000N.tfrecord` shards, the tokenizer's files (`vocab.txt`) and
+`pretraining_data.json` (the settings, the vocabulary file, and each shard's record count and size in bytes).
 `kbert.pretraining_data.tfrecords` writes and reads it, and re-exports every name here.
 
 Example:
@@ -23,6 +23,9 @@ import kbert.file_io as file_io
 METADATA_FILE = "pretraining_data.json"
 VOCAB_FILE = "vocab.txt"
 FORMAT = "kbert-pretraining-tfrecords"
+# The files of a tokenizer directory that travel with the data (WordPiece, SentencePiece, byte-level BPE).
+TOKENIZER_FILES = ("vocab.txt", "spiece.model", "vocab.json", "merges.txt", "tokenizer_config.json",
+                   "special_tokens_map.json")
 
 
 class CorruptTFRecordError(ValueError):
@@ -39,6 +42,37 @@ def read_pretraining_metadata(directory: str | os.PathLike) -> dict:
         raise ValueError(f"{path}: format is {metadata.get('format')!r}, expected {FORMAT!r}.")
     metadata.setdefault("sequence_length", metadata.get("max_seq_length"))  # data written by kbert 0.1
     return metadata
+
+
+def copy_tokenizer_files(vocab: str | os.PathLike, directory: str | os.PathLike) -> str:
+    """Copies the tokenizer that `vocab` names into an output directory, so the data carries its tokenizer.
+
+    A file (a vocab.txt under any name) becomes `directory/vocab.txt`; a directory's `TOKENIZER_FILES`
+    keep their names. `kbert.load_tokenizer(directory)` then reads them back.
+
+    Args:
+        vocab: str | PathLike. A vocabulary file or a tokenizer directory.
+        directory: str | PathLike. The output directory (it exists).
+
+    Returns:
+        The name recorded as the metadata's "vocab_file": the first tokenizer file copied.
+
+    Raises:
+        FileNotFoundError: `vocab` is neither a file nor a directory holding a tokenizer file.
+    """
+    if file_io.isfile(vocab):
+        target = file_io.join(directory, VOCAB_FILE)
+        if not file_io.same_file(vocab, target):
+            file_io.copy(vocab, target)
+        return VOCAB_FILE
+    names = [name for name in TOKENIZER_FILES if file_io.isdir(vocab) and file_io.isfile(file_io.join(vocab, name))]
+    if not names:
+        raise FileNotFoundError(f"no vocabulary at {vocab}: expected a vocab.txt or a directory holding one of "
+                                f"{', '.join(TOKENIZER_FILES[:3])}")
+    for name in names:
+        if not file_io.same_file(file_io.join(vocab, name), file_io.join(directory, name)):
+            file_io.copy(file_io.join(vocab, name), file_io.join(directory, name))
+    return names[0]
 
 
 def verify_tfrecords(files: Sequence[str | os.PathLike]) -> dict[str, int]:

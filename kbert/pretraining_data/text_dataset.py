@@ -10,6 +10,7 @@ import tensorflow as tf
 from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.create_config import CreatePretrainingDataConfig
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
+from kbert.pretraining_data.masking_vocabulary import MaskingVocabulary
 
 
 def unmasked_feature_spec(sequence_length: int) -> dict[str, tf.TensorSpec]:
@@ -67,9 +68,10 @@ def text_pretraining_dataset(
     Args:
         config: CreatePretrainingDataConfig. The corpus (`input`: file glob(s) or "tfds:NAME") and the
             instance and masking settings (`sequence_length`, `max_predictions_per_seq`, `masked_lm_prob`,
-            `objective`, `whole_word_masking`, `language`, `layout`, `short_seq_prob`, `dupe_factor`,
-            `encoding_errors`, `seed`); `vocab`, `out`, `masking` and the sharding fields are not used.
-        tokenizer: a `kbert.text.BertTokenizer` (its vocabulary must hold `[MASK]`).
+            `objective`, `packing`, `ngram`, `whole_word_masking`, `language`, `layout`, `short_seq_prob`,
+            `dupe_factor`, `encoding_errors`, `seed`); `vocab`, `out`, `masking` and the sharding fields are
+            not used.
+        tokenizer: a tokenizer from `kbert.load_tokenizer` (its vocabulary must have a mask token).
         batch_size: int. Batch size.
         shuffle_buffer: int. Instances shuffled together.
         drop_remainder: bool. Drop the last partial batch (static shapes for XLA and TPU).
@@ -82,13 +84,11 @@ def text_pretraining_dataset(
         >>> dataset = text_pretraining_dataset(config, tokenizer, batch_size=32)  # doctest: +SKIP
     """
     from kbert.pretraining_data.corpus import TFDS_PREFIX, TextCorpus
-    from kbert.pretraining_data.instances import create_pretraining_instances
     from kbert.pretraining_data.tokenization import tokenize_documents, tokenizer_fn
 
     config.validate()
-    vocabulary = list(tokenizer.vocabulary)
-    masker = DynamicMasker(vocabulary, config.predictions, config.masked_lm_prob, config.whole_word_masking,
-                           seed=config.seed)
+    masker = DynamicMasker(MaskingVocabulary.from_tokenizer(tokenizer), config.predictions, config.masked_lm_prob,
+                           config.whole_word_masking, seed=config.seed, ngram=config.ngram)
     inputs = [config.input] if isinstance(config.input, str) else list(config.input)
     source = inputs[0] if len(inputs) == 1 and inputs[0].startswith(TFDS_PREFIX) else inputs
     corpus = TextCorpus(source, layout=config.layout, tfds_split=config.tfds_split,
@@ -98,10 +98,8 @@ def text_pretraining_dataset(
 
     def make_instances():
         documents = tokenize_documents(corpus, tokenize, language=config.language)
-        return create_pretraining_instances(
-            documents, sequence_length=length, cls_id=tokenizer.cls_token_id,
-            sep_id=tokenizer.sep_token_id, objective=config.objective, short_seq_prob=config.short_seq_prob,
-            dupe_factor=config.dupe_factor, seed=config.seed, instance_buffer=shuffle_buffer)
+        return config.instances(documents, tokenizer.cls_token_id, tokenizer.sep_token_id,
+                                instance_buffer=shuffle_buffer)
 
     dataset = instances_dataset(make_instances, length, tokenizer.pad_token_id)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)

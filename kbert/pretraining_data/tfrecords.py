@@ -21,15 +21,16 @@ import tensorflow as tf
 import kbert.file_io as file_io
 from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
+from kbert.pretraining_data.masking_vocabulary import MaskingVocabulary
 from kbert.pretraining_data.shards import (FORMAT, METADATA_FILE, VOCAB_FILE, CorruptTFRecordError,
-                                           naming_corrupt_file, read_pretraining_metadata, tfrecord_files,
-                                           verify_tfrecords)
+                                           copy_tokenizer_files, naming_corrupt_file, read_pretraining_metadata,
+                                           tfrecord_files, verify_tfrecords)
 from kbert.pretraining_data.text_dataset import instance_arrays
 
 __all__ = [
-    "FORMAT", "METADATA_FILE", "VOCAB_FILE", "CorruptTFRecordError", "load_pretraining_dataset",
-    "naming_corrupt_file", "read_pretraining_metadata", "static_features", "tfrecord_files", "verify_tfrecords",
-    "write_pretraining_tfrecords",
+    "FORMAT", "METADATA_FILE", "VOCAB_FILE", "CorruptTFRecordError", "copy_tokenizer_files",
+    "load_pretraining_dataset", "naming_corrupt_file", "read_pretraining_metadata", "static_features",
+    "tfrecord_files", "verify_tfrecords", "write_pretraining_tfrecords",
 ]
 
 
@@ -87,7 +88,8 @@ def write_pretraining_tfrecords(
     Args:
         records: an iterable of feature dicts (`static_features` or `instance_arrays`).
         output_dir: str | PathLike. Created if needed.
-        vocab_file: str | PathLike. Copied into `output_dir` as `vocab.txt`.
+        vocab_file: str | PathLike. The vocabulary file (copied as `vocab.txt`) or tokenizer directory
+            (its tokenizer files copied), see `copy_tokenizer_files`.
         settings: dict. Must hold "masking" ("static" or "dynamic"), "sequence_length",
             "max_predictions_per_seq"; everything in it is recorded.
         num_shards: int. Number of shards.
@@ -130,13 +132,12 @@ def write_pretraining_tfrecords(
                 writer.close()
     finally:
         file_io.rmtree(bucket_dir)
-    if not file_io.same_file(vocab_file, file_io.join(output_dir, VOCAB_FILE)):
-        file_io.copy(vocab_file, file_io.join(output_dir, VOCAB_FILE))
+    copied = copy_tokenizer_files(vocab_file, output_dir)
     metadata = {
         "format": FORMAT,
         "version": 1,
         **settings,
-        "vocab_file": VOCAB_FILE,
+        "vocab_file": copied,
         "num_instances": sum(counts),
         "shards": [
             {"file": name, "records": count, "bytes": file_io.size(file_io.join(output_dir, name))}
@@ -233,9 +234,11 @@ def load_pretraining_dataset(
 
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder).map(parse, tf.data.AUTOTUNE)
     if metadata["masking"] == "dynamic":
-        vocabulary = file_io.read_text(file_io.join(directory, metadata["vocab_file"])).split("\n")
-        vocabulary = vocabulary[:-1] if vocabulary and vocabulary[-1] == "" else vocabulary
-        masker = DynamicMasker(vocabulary, metadata["max_predictions_per_seq"], metadata["masked_lm_prob"],
-                               metadata.get("whole_word_masking", False), seed=seed)
+        from kbert.text import load_tokenizer
+
+        tokenizer = load_tokenizer(directory, lowercase=metadata.get("lowercase", True))
+        masker = DynamicMasker(MaskingVocabulary.from_tokenizer(tokenizer), metadata["max_predictions_per_seq"],
+                               metadata["masked_lm_prob"], metadata.get("whole_word_masking", False), seed=seed,
+                               ngram=metadata.get("ngram", 1))
         dataset = masker.apply(dataset)
     return without_autotune(dataset.prefetch(tf.data.AUTOTUNE))

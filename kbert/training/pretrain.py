@@ -17,6 +17,7 @@ from typing import Any
 
 import kbert.file_io as file_io
 from kbert.config import DROPOUT_FIELDS
+from kbert.constants import SEGMENT_PAIR
 from kbert.training.pretrain_config import PretrainConfig
 
 
@@ -35,17 +36,20 @@ def _tokenizer(config: PretrainConfig, vocab_dir: str | None):
     return load_tokenizer(source, lowercase=config.lowercase)
 
 
-def _data_config(config: PretrainConfig, metadata: dict | None, objective: str):
-    """The run's instance and masking settings: the data directory's, or the config's for raw text."""
+def _data_config(config: PretrainConfig, metadata: dict | None, objective: str | None):
+    """The run's instance and masking settings: the data directory's, or the config's for raw text (where
+    `model_type` gives the defaults of what the config leaves at None)."""
     from kbert.pretraining_data.create import CreatePretrainingDataConfig
 
-    names = ("sequence_length", "max_predictions_per_seq", "masked_lm_prob", "whole_word_masking", "language",
-             "layout", "encoding_errors")
+    names = ("sequence_length", "max_predictions_per_seq", "masked_lm_prob", "whole_word_masking", "ngram",
+             "packing", "language", "layout", "encoding_errors")
     source = {n: getattr(config, n) for n in names}
     if metadata:
         source.update({n: metadata[n] for n in names + ("short_seq_prob",) if n in metadata})
-        source["whole_word_masking"] = metadata.get("whole_word_masking", False)
-    return CreatePretrainingDataConfig(objective=objective, seed=config.seed or 0, **source)
+        source.update(whole_word_masking=metadata.get("whole_word_masking", False), ngram=metadata.get("ngram", 1),
+                      packing=metadata.get("packing", SEGMENT_PAIR))
+    return CreatePretrainingDataConfig(model_type=config.model_type, objective=objective, seed=config.seed or 0,
+                                       **source)
 
 
 def _check_objective(path: str, data_objective: str, objective: str) -> None:
@@ -66,18 +70,19 @@ def _dataset(config: PretrainConfig, global_batch: int):
         metadata = read_pretraining_metadata(config.train)
         objective = config.objective or metadata["objective"]
         _check_objective(config.train, metadata["objective"], objective)
-        tokenizer = _tokenizer(
+        tokenizer = _tokenizer(  # the tokenizer files that create-pretraining-data copied into the directory
             dataclasses.replace(config, lowercase=metadata.get("lowercase") if config.lowercase is None
                                 else config.lowercase),
-            file_io.join(config.train, metadata.get("vocab_file", "vocab.txt")),
+            config.train,
         )
         dataset = load_pretraining_dataset(config.train, global_batch, repeat=True, seed=config.seed)
         return dataset, tokenizer, objective, _data_config(config, metadata, objective)
-    objective = config.objective or "nsp"
     tokenizer = _tokenizer(config, None)
-    data_config = _data_config(config, None, objective)
+    data_config = _data_config(config, None, config.objective)
+    objective = data_config.objective
+    pairs = objective == "none" and data_config.packing == SEGMENT_PAIR  # MLM alone on NSP's segment pairs
     text_config = dataclasses.replace(data_config, input=[config.train], dupe_factor=1,
-                                      objective="nsp" if objective == "none" else objective)
+                                      objective="nsp" if pairs else objective)
     dataset = text_pretraining_dataset(text_config, tokenizer, batch_size=global_batch).repeat()
     return dataset, tokenizer, objective, data_config
 
@@ -132,7 +137,7 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
     import keras
     import tensorflow as tf
 
-    from kbert.convert.checkpoints import read_pretraining_heads, save_pretrained
+    from kbert.convert.checkpoints import read_config, read_pretraining_heads, save_pretrained
     from kbert.models.bert_pretrainer import BertPretrainer
     from kbert.optim.defaults import create_optimizer
     from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
@@ -144,6 +149,8 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
     from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
 
     compiled = compiles_whole_step(config.jit_compile, config.strategy)  # a TPU step is one XLA program
+    if config.init is not None and config.model_type == "bert":  # --init continues the checkpoint's family
+        config = dataclasses.replace(config, model_type=read_config(config.init).model_type)
 
     if config.seed is not None:
         keras.utils.set_random_seed(config.seed)
@@ -174,8 +181,8 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
     own_rates = {field: config.model.get(field, getattr(base, field)) for field in DROPOUT_FIELDS}
     run_rates = own_rates if config.encoder_dropout is None else dict.fromkeys(DROPOUT_FIELDS, config.encoder_dropout)
     with strategy.scope():
-        encoder = build_encoder(tokenizer.vocabulary_size(), config.init, config.preset,
-                                **{**config.model, **run_rates})
+        encoder = build_encoder(tokenizer.vocabulary_size(), config.init, config.preset, model_type=config.model_type,
+                                pad_token_id=tokenizer.pad_token_id, **{**config.model, **run_rates})
         pretrainer = BertPretrainer(encoder, objective=objective)
         if config.init:
             pretrainer.load_head_tensors(read_pretraining_heads(config.init), strict=False)

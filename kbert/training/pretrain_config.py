@@ -12,8 +12,10 @@ from typing import Any
 
 import kbert.file_io as file_io
 from kbert.config import BertConfig
-from kbert.constants import OBJECTIVES, VERBOSE_HELP, VERBOSITIES
+from kbert.constants import OBJECTIVES, PACKINGS, VERBOSE_HELP, VERBOSITIES
 from kbert.precision import MIXED_PRECISION_HELP
+from kbert.pretraining_data.instances import check_packing
+from kbert.pretraining_data.model_defaults import MODEL_TYPES
 
 
 @dataclasses.dataclass
@@ -39,8 +41,11 @@ class PretrainConfig:
     (with `strategy="tpu"`): `local` on a Cloud TPU VM, a TPU name or a grpc:// address (None: TPU_NAME).
 
     `train` is a create-pretraining-data directory or raw text (a glob or "tfds:NAME"); `sequence_length`,
-    `max_predictions_per_seq`, `masked_lm_prob`, `whole_word_masking`, `language` and `layout` are the
-    raw-text settings, named as in `CreatePretrainingDataConfig` (a data directory brings its own).
+    `max_predictions_per_seq`, `masked_lm_prob`, `whole_word_masking`, `ngram`, `packing`, `language` and
+    `layout` are the raw-text settings, named as in `CreatePretrainingDataConfig` (a data directory brings
+    its own). `model_type` picks the encoder family and, for raw text, the defaults of `objective`,
+    `packing`, `ngram` and `whole_word_masking` (`kbert.pretraining_data.model_defaults`); a data
+    directory's objective is the default objective of a run on it.
 
     Example:
         >>> config = PretrainConfig(train="corpus/*.txt", vocab="vocab.txt", out="run", steps=1000)
@@ -52,6 +57,11 @@ class PretrainConfig:
         "help": "training data: a create-pretraining-data directory, or raw text: a file glob or tfds:NAME"})
     out: str = dataclasses.field(default="", metadata={
         "help": "output directory (checkpoints, logs, the final model)"})
+    model_type: str = dataclasses.field(default="bert", metadata={
+        "help": "bert, albert or roberta: the encoder family, and for raw text the defaults of --objective, "
+                "--packing, --ngram and --whole-word-masking (as in create-pretraining-data); given flags win. "
+                "With --init: the checkpoint's family",
+        "choices": MODEL_TYPES})
     preset: str = dataclasses.field(default="tiny", metadata={
         "help": "model size when not given by --config or --init: tiny, mini, small, medium, base, large"})
     model: dict[str, Any] = dataclasses.field(default_factory=dict, metadata={"cli": False})
@@ -64,7 +74,8 @@ class PretrainConfig:
         "help": "vocab.txt for raw text (TFRecords directories carry their own)"})
     lowercase: bool | None = None
     objective: str | None = dataclasses.field(default=None, metadata={
-        "help": "nsp, sop or none (default: the data's objective; nsp for raw text)", "choices": OBJECTIVES})
+        "help": "nsp, sop or none (default: the data's objective; raw text: from --model-type)",
+        "choices": OBJECTIVES})
     steps: int = dataclasses.field(default=1000, metadata={"help": "total optimizer steps"})
     batch_size: int = dataclasses.field(default=32, metadata={
         "help": "global batch size: all replicas together (split across them; must divide by their count)"})
@@ -79,7 +90,13 @@ class PretrainConfig:
         "help": "raw text: length of a packed instance in tokens (TFRecords directories carry their own)"})
     max_predictions_per_seq: int | None = None
     masked_lm_prob: float = 0.15
-    whole_word_masking: bool = False
+    whole_word_masking: bool | None = dataclasses.field(default=None, metadata={
+        "help": "raw text: mask all pieces of a word together (default: from --model-type)"})
+    ngram: int | None = dataclasses.field(default=None, metadata={
+        "help": "raw text: mask spans of 1..N words, p(n) ~ 1/n (default: from --model-type)"})
+    packing: str | None = dataclasses.field(default=None, metadata={
+        "help": "raw text: segment-pair or full-sentences (see create-pretraining-data; default: from "
+                "--model-type)", "choices": PACKINGS})
     language: str = "en"
     layout: str = dataclasses.field(default="sentences", metadata={
         "help": "raw text: sentences, documents or paragraphs (see create-pretraining-data)"})
@@ -140,7 +157,7 @@ class PretrainConfig:
                 fields[key] = value
             elif key in model_fields:
                 model[key] = value
-            elif key not in ("architectures", "model_type", "transformers_version"):
+            elif key not in ("architectures", "transformers_version"):
                 unknown.append(key)
         if unknown:
             raise ValueError(f"{path}: unknown settings {sorted(unknown)}")
@@ -155,6 +172,10 @@ class PretrainConfig:
             raise ValueError("out is required")
         if self.objective is not None and self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.model_type not in MODEL_TYPES:
+            raise ValueError(f"model_type must be one of {MODEL_TYPES}, got {self.model_type!r}")
+        if self.packing is not None:
+            check_packing(self.packing, self.objective or "none")
         if self.steps < 1 or self.batch_size < 1:
             raise ValueError("steps and batch_size must be >= 1")
         if self.keep_checkpoints < 0:

@@ -1,9 +1,11 @@
 """`kbert create-pretraining-data` end to end on a tiny corpus, and its errors on bad input."""
 
 import json
+from collections import Counter
 
 import pytest
 
+from conftest import TINY_VOCAB
 from kbert.cli.main import main
 from kbert.pretraining_data.dynamic_masking import pretraining_feature_spec
 from kbert.pretraining_data.tfrecords import load_pretraining_dataset
@@ -152,3 +154,68 @@ def test_old_metadata_still_works(tmp_path, corpus, tiny_vocab_file):
     metadata["max_seq_length"] = metadata.pop("sequence_length")
     metadata_file.write_text(json.dumps(metadata))
     assert load_pretraining_dataset(out, 2).element_spec == pretraining_feature_spec(16, 2, (2,))
+
+
+def test_model_type_roberta_packs_full_sentences_with_dynamic_masks(tmp_path, corpus, tiny_vocab_file, capsys):
+    out = tmp_path / "roberta"
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--out", out, "--sequence-length", 16,
+                "--dupe-factor", 2, "--model-type", "roberta"]) == 0
+    assert "dynamic-masked instances (none, seq 16)" in capsys.readouterr().out
+    metadata = json.loads((out / "pretraining_data.json").read_text())
+    assert (metadata["model_type"], metadata["objective"], metadata["packing"], metadata["masking"],
+            metadata["ngram"], metadata["whole_word_masking"]) == ("roberta", "none", "full-sentences", "dynamic",
+                                                                   1, False)
+    sep = TINY_VOCAB.index("[SEP]")
+    inside, inputs = 0, []
+    for batch in load_pretraining_dataset(out, 4, shuffle=False, drop_remainder=False, seed=0):
+        ids, mask = batch["token_ids"].numpy(), batch["padding_mask"].numpy()
+        assert (batch["segment_ids"].numpy() == 0).all() and (batch["next_sentence_label"].numpy() == 0).all()
+        assert (ids[:, 0] == TINY_VOCAB.index("[CLS]")).all()
+        inside += int(((ids[:, 1:] == sep) & mask[:, 1:]).sum()) - len(ids)  # separators between documents
+        weights = batch["masked_weights"].numpy() > 0
+        for row, positions, originals, real in zip(ids, batch["masked_positions"].numpy(),
+                                                   batch["masked_ids"].numpy(), weights):
+            row[positions[real]] = originals[real]  # the unmasked input
+            inputs.append(tuple(row.tolist()))
+    assert inside > 0
+    # 40 tokens in 3 documents fill a few inputs of at most 14; each is written twice (--dupe-factor 2).
+    assert len(inputs) == metadata["num_instances"] and set(Counter(inputs).values()) == {2}
+
+
+def test_model_type_albert_defaults_and_given_flags(tmp_path, corpus, tiny_vocab_file):
+    def recorded(*flags):
+        out = tmp_path / f"albert{len(flags)}"
+        assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--out", out, "--sequence-length", 16,
+                    "--dupe-factor", 1, "--model-type", "albert", *flags]) == 0
+        metadata = json.loads((out / "pretraining_data.json").read_text())
+        return metadata["objective"], metadata["packing"], metadata["ngram"], metadata["whole_word_masking"]
+
+    assert recorded() == ("sop", "segment-pair", 3, True)
+    assert recorded("--ngram", 2, "--objective", "nsp", "--no-whole-word-masking") == ("nsp", "segment-pair", 2,
+                                                                                         False)
+
+
+def test_full_sentences_with_a_sentence_objective_is_named(tmp_path, corpus, tiny_vocab_file, capsys):
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--out", tmp_path / "x", "--packing",
+                "full-sentences", "--objective", "sop"]) == 1
+    assert "no sentence pair for objective 'sop'; use objective 'none'" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--out", tmp_path / "y", "--ngram", 0]) == 1
+    assert "ngram must be >= 1" in capsys.readouterr().err
+
+
+def test_a_tokenizer_directory_travels_with_the_data(tmp_path, corpus, tiny_vocab_file, capsys):
+    from kbert.text import load_tokenizer
+
+    tokenizer_dir = tmp_path / "tokenizer"
+    load_tokenizer(tiny_vocab_file).save_vocabulary(tokenizer_dir)  # vocab.txt and tokenizer_config.json
+    out = tmp_path / "from_dir"
+    assert run(["--input", corpus, "--vocab", tokenizer_dir, "--out", out, "--sequence-length", 16,
+                "--dupe-factor", 1, "--masking", "dynamic", "--model-type", "albert"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["part-00000-of-00001.tfrecord", "pretraining_data.json",
+                                                     "tokenizer_config.json", "vocab.txt"]
+    batch = next(iter(load_pretraining_dataset(out, 2, seed=0)))  # dynamic 3-gram masks from the copied tokenizer
+    assert batch["masked_weights"].numpy().sum() > 0
+    (tmp_path / "no_tokenizer").mkdir()
+    assert run(["--input", corpus, "--vocab", tmp_path / "no_tokenizer", "--out", tmp_path / "z"]) == 1
+    assert "no vocab.txt at" in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """`create-pretraining-data --beam`: the one-process path's records as an Apache Beam pipeline (DirectRunner)."""
 
+import collections
 import json
 import os
 import pathlib
@@ -96,6 +97,40 @@ def test_same_records_as_the_one_process_path(beam, corpus):
     assert dataset.element_spec == pretraining_feature_spec(32, 5, (4,))
     batch = next(iter(dataset))
     assert batch["masked_weights"].numpy().sum() > 0 and (batch["token_ids"].numpy()[:, 0] == 2).all()
+
+
+def token_counts(directory):
+    """How often each word id occurs in the unmasked records of a directory (specials left out)."""
+    import tensorflow as tf
+
+    counts = collections.Counter()
+    for path in sorted(pathlib.Path(directory).glob("part-*.tfrecord")):
+        for raw in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
+            counts.update(t for t in tf.train.Example.FromString(raw).features.feature["token_ids"].int64_list.value
+                          if t > 4)
+    return counts
+
+
+@pytest.mark.parametrize("model_type", ["roberta", "albert"])
+def test_model_types_give_the_same_records_as_the_one_process_path(beam, corpus, model_type):
+    flags = ["--model-type", model_type, "--masking", "dynamic"]
+    assert create(corpus, corpus / "one", *flags) == 0
+    assert create(corpus, corpus / "beam", *flags, "--beam") == 0
+    one, par = record_stats(corpus / "one"), record_stats(corpus / "beam")
+    assert par["features"] == one["features"]
+    assert abs(par["instances"] / one["instances"] - 1) < 0.05, (one, par)
+    assert abs(par["mean_real_tokens"] / one["mean_real_tokens"] - 1) < 0.05, (one, par)
+    meta_one, meta_beam = (json.loads((corpus / d / "pretraining_data.json").read_text()) for d in ("one", "beam"))
+    assert {k: v for k, v in meta_beam.items() if k not in ("num_instances", "shards")} == {
+        k: v for k, v in meta_one.items() if k not in ("num_instances", "shards")}
+    if model_type == "roberta":  # full sentences: every token of the corpus, 5 times (--dupe-factor), in both
+        assert one["nsp_positive"] == par["nsp_positive"] == 1.0 and one["mean_real_tokens"] > 28
+        words = sum(len(line.split()) for f in (corpus / "corpus").glob("*.txt") for line in f.read_text().split("\n"))
+        assert token_counts(corpus / "one") == token_counts(corpus / "beam")
+        assert sum(token_counts(corpus / "one").values()) == 5 * words
+    else:
+        assert (meta_one["objective"], meta_one["ngram"], meta_one["whole_word_masking"]) == ("sop", 3, True)
+        assert 0.45 <= one["nsp_positive"] <= 0.55 and 0.45 <= par["nsp_positive"] <= 0.55, (one, par)
 
 
 def test_output_is_deterministic_for_a_seed(beam, corpus):

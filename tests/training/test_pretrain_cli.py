@@ -95,18 +95,17 @@ def test_pretrain_from_raw_text_with_sop(corpus):
 
 
 def test_encoder_dropout_is_for_the_run_and_the_saved_model_keeps_its_own(corpus, monkeypatch):
-    import kbert.convert.checkpoints
-    import kbert.training.run_setup
+    from kbert.models import families
 
     built = []
 
-    class RecordingEncoder(kbert.training.run_setup.BertEncoder):
+    class RecordingEncoder(kbert.BertEncoder):
         def __init__(self, **fields):
             built.append((fields["hidden_dropout_prob"], fields["attention_probs_dropout_prob"]))
             super().__init__(**fields)
 
-    monkeypatch.setattr(kbert.training.run_setup, "BertEncoder", RecordingEncoder)  # fresh encoders
-    monkeypatch.setattr(kbert.convert.checkpoints, "BertEncoder", RecordingEncoder)
+    # The family table builds every BERT encoder: fresh ones and those filled from a checkpoint.
+    monkeypatch.setitem(families.FAMILIES, "bert", (families.FAMILIES["bert"][0], RecordingEncoder))
     common = ["--vocab", str(corpus / "vocab.txt"), "--objective", "none", "--steps", "2", "--batch-size", "4",
               "--sequence-length", "32", "--encoder-dropout", "0", "--verbose", "0"]
     assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--preset", "tiny",
