@@ -5,7 +5,7 @@ An output directory holds `part-00000-of-0000N.tfrecord` shards, `vocab.txt` and
 needs no `--vocab`. Static shards hold masked features; dynamic shards hold unmasked instances that
 `DynamicMasker` masks afresh every epoch. Either way `load_pretraining_dataset` yields
 `pretraining_feature_spec`. The directory's layout, metadata and integrity checks are in
-`kbert.pretraining_data.shards` (re-exported here).
+`kbert.pretraining_data.shards`.
 """
 
 from __future__ import annotations
@@ -22,16 +22,11 @@ import kbert.file_io as file_io
 from kbert.data_pipeline import without_autotune
 from kbert.pretraining_data.dynamic_masking import DynamicMasker
 from kbert.pretraining_data.masking_vocabulary import MaskingVocabulary
-from kbert.pretraining_data.shards import (FORMAT, METADATA_FILE, VOCAB_FILE, CorruptTFRecordError,
-                                           copy_tokenizer_files, naming_corrupt_file, read_pretraining_metadata,
+from kbert.pretraining_data.shards import (FORMAT, METADATA_FILE, copy_tokenizer_files, read_pretraining_metadata,
                                            tfrecord_files, verify_tfrecords)
 from kbert.pretraining_data.text_dataset import instance_arrays
 
-__all__ = [
-    "FORMAT", "METADATA_FILE", "VOCAB_FILE", "CorruptTFRecordError", "copy_tokenizer_files",
-    "load_pretraining_dataset", "naming_corrupt_file", "read_pretraining_metadata", "static_features",
-    "tfrecord_files", "verify_tfrecords", "write_pretraining_tfrecords",
-]
+__all__ = ["load_pretraining_dataset", "static_features", "write_pretraining_tfrecords"]
 
 
 def static_features(instance, masker, sequence_length: int, max_predictions_per_seq: int, pad_id: int = 0):

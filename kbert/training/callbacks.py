@@ -8,8 +8,7 @@ backs up at each interval, and a resumed run restarts exactly at the last saved 
 `total_steps`. Feed `fit` an endless (`repeat()`ed) dataset; to continue the data stream where the
 killed run was, `skip(restored_step(out_dir, save_every_steps))` batches.
 
-The wall-clock callbacks, `TimeLimit` and `StepClock`, live in `kbert.training.time_callbacks` and are
-re-exported here.
+The wall-clock callbacks, `TimeLimit` and `StepClock`, live in `kbert.training.time_callbacks`.
 """
 
 from __future__ import annotations
@@ -25,11 +24,10 @@ import keras
 
 import kbert.file_io as file_io
 from kbert.training.strategy import is_chief
-from kbert.training.time_callbacks import StepClock, TimeLimit
 from kbert.training.worker_outputs import backup_copy, write_dir
 
 __all__ = [
-    "HeldoutLogger", "StepCheckpoint", "StepClock", "TimeLimit", "backup_dir", "fit_steps", "restored_step",
+    "HeldoutLogger", "StepCheckpoint", "backup_dir", "fit_steps", "restored_step",
     "training_callbacks",
 ]
 

@@ -22,7 +22,7 @@ from kbert.training.pretrain_config import PretrainConfig
 
 
 def _is_tfrecord_dir(path: str) -> bool:
-    from kbert.pretraining_data.tfrecords import METADATA_FILE
+    from kbert.pretraining_data.shards import METADATA_FILE
 
     return file_io.isdir(path) and file_io.isfile(file_io.join(path, METADATA_FILE))
 
@@ -64,7 +64,8 @@ def _dataset(config: PretrainConfig, global_batch: int):
     """The training batches, the tokenizer (for the vocabulary saved with the model), the objective and
     the run's data settings (`CreatePretrainingDataConfig`)."""
     from kbert.pretraining_data.text_dataset import text_pretraining_dataset
-    from kbert.pretraining_data.tfrecords import load_pretraining_dataset, read_pretraining_metadata
+    from kbert.pretraining_data.shards import read_pretraining_metadata
+    from kbert.pretraining_data.tfrecords import load_pretraining_dataset
 
     if _is_tfrecord_dir(config.train):
         metadata = read_pretraining_metadata(config.train)
@@ -90,7 +91,7 @@ def _dataset(config: PretrainConfig, global_batch: int):
 def _shard(dataset, strategy, data: str | None = None):
     """This worker's share of `dataset`: by shard file of the `data` directory, else by record
     (`kbert.training.input_sharding`); None stays None."""
-    from kbert.pretraining_data.tfrecords import tfrecord_files
+    from kbert.pretraining_data.shards import tfrecord_files
     from kbert.training.input_sharding import shard_across_workers, worker_count
 
     workers = worker_count(strategy)
@@ -103,7 +104,7 @@ def _shard(dataset, strategy, data: str | None = None):
 def _heldout(config: PretrainConfig, tokenizer, data_config, batch_size: int):
     """The held-out batches (fixed masks), or None when the run has no held-out set."""
     from kbert.pretraining_data import heldout
-    from kbert.pretraining_data.tfrecords import read_pretraining_metadata
+    from kbert.pretraining_data.shards import read_pretraining_metadata
 
     if config.heldout_data:
         _check_objective(config.heldout_data, read_pretraining_metadata(config.heldout_data)["objective"],
@@ -140,11 +141,11 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
     from kbert.convert.checkpoints import read_config, read_pretraining_heads, save_pretrained
     from kbert.models.bert_pretrainer import BertPretrainer
     from kbert.optim.defaults import create_optimizer
-    from kbert.training.callbacks import (HeldoutLogger, StepClock, TimeLimit, fit_steps, restored_step,
-                                          training_callbacks)
+    from kbert.training.callbacks import HeldoutLogger, fit_steps, restored_step, training_callbacks
     from kbert.training.keras_multi_worker_patch import patch_model_for_multi_worker
     from kbert.training.run_setup import build_encoder, encoder_config
     from kbert.training.strategy import scale_batch_and_lr
+    from kbert.training.time_callbacks import StepClock, TimeLimit
     from kbert.training.worker_outputs import write_dir
     from kbert.training.xla import check_fixed_shapes, compile_model, compiles_whole_step, explain_xla_errors
 
