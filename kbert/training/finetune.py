@@ -77,14 +77,16 @@ def finetune(task: Task | str, config: FinetuneConfig,
     started = time.monotonic()
     task = get_task(task) if isinstance(task, str) else task
     keras.utils.set_random_seed(config.seed)
-    train_examples = task.read_examples(config.train, config.max_train_examples, split="train")
-    task = task.prepare(config.train, train_examples)
-    validation_examples = None
-    if config.validation is not None:
-        validation_examples = task.read_examples(config.validation, config.max_validation_examples,
-                                                 split="validation")
-        task.check_labels(validation_examples)  # fail before training, not after
     with run_setup(config.strategy, config.tpu, config.mixed_precision) as distribution:  # for this run only
+        # Read after the strategy: a tfds source starts TensorFlow's runtime, after which a multi-worker
+        # strategy can no longer configure its collective ops (`kbert.training.run_setup`).
+        train_examples = task.read_examples(config.train, config.max_train_examples, split="train")
+        task = task.prepare(config.train, train_examples)
+        validation_examples = None
+        if config.validation is not None:
+            validation_examples = task.read_examples(config.validation, config.max_validation_examples,
+                                                     split="validation")
+            task.check_labels(validation_examples)  # fail before training, not after
         fixed = compiles_whole_step(config.jit_compile, config.strategy)
         with distribution.scope():
             encoder, tokenizer = _start(config)

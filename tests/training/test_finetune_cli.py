@@ -69,11 +69,12 @@ def test_preset_directory_builds_its_architecture_with_fresh_weights(tmp_path, t
 
 
 def error_of(capsys, argv: list[str], status: int = 1) -> str:
-    """Runs the CLI expecting a user error: the exit status, and the one-line message on stderr."""
+    """Runs the CLI expecting a user error: the exit status, and the one-line message, last on stderr (after
+    the run's status lines, such as the precision it chose)."""
     capsys.readouterr()
     assert main(argv) == status
     captured = capsys.readouterr()
-    assert "Traceback" not in captured.err and captured.err.startswith(f"kbert {argv[0]}: error: ")
+    assert "Traceback" not in captured.err and captured.err.splitlines()[-1].startswith(f"kbert {argv[0]}: error: ")
     return captured.err
 
 
