@@ -142,7 +142,7 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         if rank == 2 and text.shape[-1] == 1:
             text = tf.squeeze(text, -1)
         elif rank not in (None, 0, 1):
-            raise ValueError(f"ByteLevelBpeTokenizer takes a scalar or 1-D batch of strings, got shape {text.shape}")
+            raise ValueError(f"ByteLevelBpeTokenizer takes a scalar or 1-D batch of strings, not shape {text.shape}")
         text = to_valid_utf8(tf.reshape(text, [-1]))
         added = tf.zeros(tf.shape(text), tf.int32)
         if self.add_prefix_space:
@@ -166,8 +166,8 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         starts = tf.cumsum(counts, exclusive=True)
         # Merged ids go to their word's place in the output, after the ids of the words before it.
         merged_word = tf.repeat(tf.range(tf.size(merged_counts, out_type=tf.int64)), merged_counts)
-        within = tf.range(tf.size(merged, out_type=tf.int64)) - tf.gather(tf.cumsum(merged_counts, exclusive=True),
-                                                                          merged_word)
+        merged_starts = tf.cumsum(merged_counts, exclusive=True)
+        within = tf.range(tf.size(merged, out_type=tf.int64)) - tf.gather(merged_starts, merged_word)
         hits = where_true(found >= 0)
         places = tf.concat([tf.gather(starts, hits), tf.gather(tf.gather(starts, missed), merged_word) + within], 0)
         ids = tf.scatter_nd(places[:, None], tf.concat([tf.gather(found, hits), merged], 0),
@@ -222,7 +222,8 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         row_bytes = tf.cumsum(tf.strings.length(text), exclusive=True)  # each row's first byte in the batch
         byte_start = tf.cumsum(lengths, exclusive=True)  # pieces tile the text: the batch's bytes in order
         chars = tf.strings.unicode_decode_with_offsets(text, "UTF-8")[1]
-        char_bytes = tf.cast(chars.flat_values, tf.int32) + tf.repeat(row_bytes, chars.row_lengths())  # every character's start
+        # Every character's first byte in the batch, and the batch's first character of each row.
+        char_bytes = tf.cast(chars.flat_values, tf.int32) + tf.repeat(row_bytes, chars.row_lengths())
         row_chars = tf.cast(chars.row_splits[:-1], tf.int32)
         row_of = tf.repeat(tf.range(tf.size(text)), tf.cast(ids.row_lengths(), tf.int32))
         first = tf.gather(row_chars, row_of)

@@ -8,9 +8,11 @@ tokenizer turns their tables into graph constants.
 
 from __future__ import annotations
 
+import json
 import os
 
 import kbert.file_io as file_io
+from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, check_encoding_errors, read_lines
 
 VOCAB_FILE, MERGES_FILE = "vocab.json", "merges.txt"
 MERGES_HEADER = "#version: 0.2"
@@ -164,3 +166,49 @@ def write_vocabulary(directory: str | os.PathLike, tokens: list[str], merges: li
     file_io.write_json(path, {token: i for i, token in enumerate(tokens)}, indent=None, ensure_ascii=False)
     file_io.write_text(file_io.join(directory, MERGES_FILE), "\n".join([MERGES_HEADER, *merges]) + "\n")
     return path
+
+
+def learn_byte_level_bpe(
+    files: list[str | os.PathLike],
+    size: int,
+    min_count: int = 2,
+    verbose: bool = True,
+    encoding_errors: str = DEFAULT_ENCODING_ERRORS,
+) -> tuple[list[str], list[str]]:
+    """Learns a byte-level BPE vocabulary (RoBERTa's layout) from text files, one text a line.
+
+    HF `tokenizers`' `ByteLevelBPETokenizer` trainer does the learning (with GPT-2's splitting, the same
+    as `ByteLevelBpeTokenizer`'s); lines are read here (any TF path, `encoding_errors` as `kbert vocab`).
+
+    Args:
+        files: text files.
+        size: the vocabulary size, all 256 bytes and `<s> <pad> </s> <unk>` (ids 0-3) and `<mask>` (the
+            last id) included; the trainer may stop short of it on a small text.
+        min_count: pairs seen fewer times are not merged.
+        verbose: show the trainer's progress bar.
+        encoding_errors: "strict", "replace" (default) or "ignore" for bytes that are not UTF-8.
+
+    Returns:
+        (tokens in id order, merge rules in rank order).
+
+    Example:
+    >>> tokens, merges = learn_byte_level_bpe(["corpus.txt"], size=8000)  # doctest: +SKIP
+    """
+    from tokenizers import ByteLevelBPETokenizer
+
+    check_encoding_errors(encoding_errors)
+    specials = [BOS, PAD, EOS, UNK]
+    if size < 256 + len(specials) + 2:
+        raise ValueError(f"size must be at least {256 + len(specials) + 2} (256 bytes, 5 special tokens, a merge), "
+                         f"got {size}")
+    paths = [file_io.fspath(f) for f in files]
+    for path in paths:
+        if not file_io.isfile(path):
+            raise FileNotFoundError(f"vocabulary input not found: {path}")
+    trainer = ByteLevelBPETokenizer()
+    lines = (line for path in paths for line in read_lines(path, encoding_errors))
+    trainer.train_from_iterator(lines, vocab_size=size - 1, min_frequency=min_count, show_progress=verbose,
+                                special_tokens=specials)
+    model = json.loads(trainer.to_str())["model"]  # the trained BPE: vocabulary, merges in rank order
+    merges = [rule if isinstance(rule, str) else " ".join(rule) for rule in model["merges"]]
+    return [*tokens_in_id_order(model["vocab"]), MASK], merges
