@@ -26,7 +26,8 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
     "[SEP]"), like HF with `split_special_tokens=True`. Words whose bytes are a vocabulary token that the
     rules rebuild whole are looked up; the others go through `byte_pair_merging.merge_words`. Splitting:
     `byte_level_split` (Unicode-version note there). Vocabulary and rules are held inline (config and graph
-    constants), so a SavedModel never needs the files.
+    constants), so a SavedModel never needs the files. Not keras-hub's `BytePairTokenizer`: no offsets,
+    and other ids around white space (docs/investigations/byte-level-bpe.md).
 
     Invalid UTF-8: each invalid sequence becomes U+FFFD first (then tokenized as its 3 bytes), as HF gives
     for `text.decode("utf-8", "replace")`; offsets index the string after that replacement.

@@ -1,7 +1,8 @@
 """Byte-pair merging of many words at once in TensorFlow ops (the loop of `ByteLevelBpeTokenizer`).
 
-Written here because keras-hub's `BytePairTokenizer` merges strings with a growing mutable cache (state
-in the graph) and gives no offsets; this loop works on integer ids with two static tables:
+Written here because keras-hub's `BytePairTokenizer` gives no offsets, splits white space unlike HF's
+RoBERTa tokenizer and merges strings through a mutable cache (docs/investigations/byte-level-bpe.md);
+this loop works on integer ids with static tables:
 
 - `pair_table`: `left * (sentinel + 1) + right` -> `rank << 32 | merged id` (int64), one entry per rule;
 - the words are laid out flat, each after a sentinel id (the vocabulary size), so no pair spans two

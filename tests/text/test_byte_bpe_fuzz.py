@@ -12,8 +12,8 @@ SPACES = [" ", "  ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x85", "\u00a0", "\u16
           "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\u200b", "\ufeff"]
 CONTRACTIONS = ["'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'T", "'x", "''", "n't", "'"]
 PIECES = ["the", "The", "Hello", "world", "__init__", "don", "3", "3.14", "1,000", "²", "٣", "Ⅻ", "½", "-", "--",
-          "...", "!?", "$", "(", ")", "\"", "é", "ß", "ﬁ", "你好", "こんにちは", "한국어", "Привет", "مرحبا", "😀",
-          "👍🏽", "\x00", "\x7f", "\ufffd", "<s>", "</s>", "<mask>"]
+          "...", "!?", "$", "(", ")", "\"", "é", "ß", "ﬁ", "你好", "こんにちは", "한국어", "Привет", "مرحبا",
+          "😀", "👍🏽", "\x00", "\x7f", "\ufffd", "<s>", "</s>", "<mask>"]
 ALL_CHARS = st.characters(blacklist_categories=("Cs", "Cn"))  # every assigned code point (Python's tables)
 TEXT = st.lists(st.sampled_from(SPACES + CONTRACTIONS + PIECES) | ALL_CHARS, max_size=30).map("".join)
 
