@@ -12,7 +12,7 @@ from kbert.text import byte_level_vocab as bv
 from kbert.text.byte_level_split import split_words
 from kbert.text.byte_pair_merging import NO_RULE, merge_words, pack_rule
 from kbert.text.normalization import to_valid_utf8
-from kbert.text.ragged_rows import ragged_from_lengths, sum_by_row, where_true
+from kbert.text.ragged_rows import ragged_from_lengths, row_ids, splits_from_lengths, sum_by_row, where_true
 
 _BLANK_BYTES = b" \t\n\x0b\x0c\r"
 
@@ -166,9 +166,9 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         counts = tf.tensor_scatter_nd_update(tf.ones_like(found), missed[:, None], merged_counts)
         starts = tf.cumsum(counts, exclusive=True)
         # Merged ids go to their word's place in the output, after the ids of the words before it.
-        merged_word = tf.repeat(tf.range(tf.size(merged_counts, out_type=tf.int64)), merged_counts)
-        merged_starts = tf.cumsum(merged_counts, exclusive=True)
-        within = tf.range(tf.size(merged, out_type=tf.int64)) - tf.gather(merged_starts, merged_word)
+        merged_splits = splits_from_lengths(merged_counts)
+        merged_word = row_ids(merged_splits)
+        within = tf.range(tf.size(merged, out_type=tf.int64)) - tf.gather(merged_splits, merged_word)
         hits = where_true(found >= 0)
         places = tf.concat([tf.gather(starts, hits), tf.gather(tf.gather(starts, missed), merged_word) + within], 0)
         ids = tf.scatter_nd(places[:, None], tf.concat([tf.gather(found, hits), merged], 0),
@@ -193,11 +193,11 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         """
         flat = tf.cast(ids.flat_values, tf.int32)
         after_blank = tf.concat([[False], tf.gather(self._ends_blank, flat)[:-1]], 0)
-        row_start = tf.repeat(ids.row_splits[:-1], ids.row_lengths())
-        first = tf.equal(tf.range(tf.size(flat, out_type=row_start.dtype)), row_start)
+        row = row_ids(ids.row_splits)
+        first = tf.equal(tf.range(tf.size(flat, out_type=row.dtype)), tf.gather(ids.row_splits, row))
         count = tf.cumsum(tf.cast(first | after_blank | tf.gather(self._starts_blank, flat), tf.int32))
         before_row = tf.gather(tf.concat([[0], count], 0), ids.row_splits[:-1])
-        return ids.with_flat_values(count - 1 - tf.repeat(before_row, ids.row_lengths()))
+        return ids.with_flat_values(count - 1 - tf.gather(before_row, row))
 
     def tokenize_words(self, inputs):
         """Ids plus each token's word index (see `word_ids`): (ids, word_ids), int32 ragged `[batch, None]`."""
@@ -224,9 +224,9 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         byte_start = tf.cumsum(lengths, exclusive=True)  # pieces tile the text: the batch's bytes in order
         chars = tf.strings.unicode_decode_with_offsets(text, "UTF-8")[1]
         # Every character's first byte in the batch, and the batch's first character of each row.
-        char_bytes = tf.cast(chars.flat_values, tf.int32) + tf.repeat(row_bytes, chars.row_lengths())
+        char_bytes = tf.cast(chars.flat_values, tf.int32) + tf.gather(row_bytes, row_ids(chars.row_splits, tf.int32))
         row_chars = tf.cast(chars.row_splits[:-1], tf.int32)
-        row_of = tf.repeat(tf.range(tf.size(text)), tf.cast(ids.row_lengths(), tf.int32))
+        row_of = row_ids(ids.row_splits, tf.int32)
         first = tf.gather(row_chars, row_of)
         start = tf.searchsorted(char_bytes, byte_start, side="right", out_type=tf.int32) - 1 - first
         end = tf.searchsorted(char_bytes, byte_start + lengths - 1, side="right", out_type=tf.int32) - first

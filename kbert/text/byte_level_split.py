@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from kbert.text.ragged_rows import ragged_from_lengths, sum_by_row
+
 # Unicode White_Space, without and with the space itself.
 _BLANK = r"\t-\r\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
 _WHITE = _BLANK + " "
@@ -44,5 +46,5 @@ def split_words(text: tf.Tensor) -> tf.RaggedTensor:
     marked = tf.strings.regex_replace(marked, WORD, b"\\0" + MARK)
     pieces = tf.strings.split(marked, sep=MARK)  # every mark ends a piece: empty pieces between marks
     keep = tf.strings.length(pieces.flat_values) > 0
-    counts = tf.math.unsorted_segment_sum(tf.cast(keep, tf.int64), pieces.value_rowids(), tf.shape(text)[0])
-    return tf.RaggedTensor.from_row_lengths(tf.boolean_mask(pieces.flat_values, keep), counts, validate=False)
+    return ragged_from_lengths(tf.boolean_mask(pieces.flat_values, keep),
+                               sum_by_row(tf.cast(keep, tf.int64), pieces.row_splits))

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from kbert.text.ragged_rows import row_ids, splits_from_lengths
+
 NO_RULE = (1 << 63) - 1
 ID_BITS = 32
 
@@ -69,14 +71,14 @@ def merge_words(symbols: tf.RaggedTensor, pair_table, sentinel: int, steps_per_c
     >>> ids.numpy().tolist(), counts.numpy().tolist()
     ([4, 2, 1], [1, 2])
     """
-    num_words = symbols.nrows()
-    lengths = symbols.row_lengths() + 1
+    splits = tf.cast(symbols.row_splits, tf.int64)
+    num_words = tf.size(splits, out_type=tf.int64) - 1
     # [sentinel, word 0..., sentinel, word 1..., sentinel]: the last sentinel keeps the layout non-empty.
-    place = tf.range(tf.size(symbols.flat_values, out_type=tf.int64)) + symbols.value_rowids() + 1
-    size = tf.reduce_sum(lengths) + 1
+    place = tf.range(splits[-1]) + row_ids(splits) + 1
+    size = splits[-1] + num_words + 1
     flat = tf.tensor_scatter_nd_update(tf.fill([size], tf.constant(sentinel, tf.int64)), place[:, None],
                                        symbols.flat_values)
-    words = tf.concat([tf.repeat(tf.range(num_words), lengths), [num_words]], 0)
+    words = tf.concat([row_ids(splits_from_lengths(splits[1:] - splits[:-1] + 1)), [num_words]], 0)
 
     def body(flat, words, _):
         before = tf.size(flat, out_type=tf.int64)
