@@ -32,12 +32,17 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
     Invalid UTF-8: each invalid sequence becomes U+FFFD first (then tokenized as its 3 bytes), as HF gives
     for `text.decode("utf-8", "replace")`; offsets index the string after that replacement.
 
+    Special ids: `cls_token_id` (`<s>`), `sep_token_id` (`</s>`), `pad_token_id` (`<pad>`), and
+    `mask_token_id` / `unk_token_id` (None when absent). `packing = "roberta"` tells `BertPreprocessor`
+    to lay pairs out as RoBERTa does. LiteRT cannot run this graph (regular expressions and string ops;
+    the list is in docs/investigations/byte-level-bpe.md).
+
     Args:
         vocabulary: str, path-like, dict or list. a `vocab.json` path, `{token: id}`, or tokens in id order.
             Must hold `<s>`, `</s>`, `<pad>` and a token for each of the 256 bytes.
         merges: str, path-like or list of str. a `merges.txt` path or its rules ("left right") in rank order.
-        add_prefix_space: bool. put a space before a non-empty text that does not start with one, so its first word
-            is split like any other (as HF's option; needed for texts given word by word).
+        add_prefix_space: bool. put a space before a non-empty text that does not start with one, so its
+            first word is split like any other (as HF's option; needed for texts given word by word).
 
     Call arguments:
         inputs: a string scalar, a 1-D string tensor (or Python list), or `[batch, 1]`.
@@ -149,7 +154,6 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         if self.add_prefix_space:
             first = tf.strings.substr(text, 0, 1)
             added = tf.cast(tf.not_equal(first, " ") & tf.not_equal(first, ""), tf.int32)  # as HF: not ""
-
             text = tf.where(added > 0, tf.strings.join([" ", text]), text)
         return text, rank == 0, added
 
