@@ -18,6 +18,7 @@ INSTALL_REQUIRES = [
     "jieba>=0.42",
     "tensorflow-serving-api>=2.20,<2.22",
     "ai-edge-litert>=2.0",
+    "tokenizers>=0.19",  # `kbert vocab --kind bpe` learns with it (keras-hub needs it as well)
 ]
 # The notebooks draw their figures with matplotlib; the package itself never imports it.
 NOTEBOOKS_REQUIRES = ["matplotlib"]

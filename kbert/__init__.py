@@ -27,6 +27,7 @@ _EXPORTS = {
     "BertPretrainer": "kbert.models.bert_pretrainer",
     "BertPreprocessor": "kbert.text.bert_preprocessor",
     "BertTokenizer": "kbert.text.bert_tokenizer",
+    "ByteLevelBpeTokenizer": "kbert.text.byte_bpe_tokenizer",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
     "load_tokenizer": "kbert.text.loading",

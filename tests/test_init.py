@@ -62,8 +62,8 @@ def test_every_public_name_resolves_and_is_listed(name):
 def test_the_public_api_is_unchanged():
     assert sorted(kbert.__all__) == sorted([
         "BertClassifier", "BertConfig", "BertEmbeddings", "BertEncoder", "BertPreprocessor", "BertPretrainer",
-        "BertQuestionAnswerer", "BertTokenClassifier", "BertTokenizer", "CheckpointError", "PRESETS",
-        "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary", "load_model",
+        "BertQuestionAnswerer", "BertTokenClassifier", "BertTokenizer", "ByteLevelBpeTokenizer", "CheckpointError",
+        "PRESETS", "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary", "load_model",
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
         "to_keras_hub",
         # the BERT family's other encoders

@@ -9,6 +9,12 @@ from kbert.text.bert_tokenizer import BertTokenizer
 
 TRUNCATE_MODES = ("round_robin", "waterfall")
 PADDING_MODES = ("fixed", "dynamic")
+# How a tokenizer's pairs are laid out, by its `packing` attribute (BERT's when it has none): separators
+# between the two segments, and the second segment's segment id.
+PACKING_LAYOUTS = {
+    "bert": {"separators": 1, "second_segment_id": 1},  # [CLS] A [SEP] B [SEP], segment ids 0/1
+    "roberta": {"separators": 2, "second_segment_id": 0},  # <s> A </s></s> B </s>, all segment id 0
+}
 
 
 def trim_lengths(lengths: list[tf.Tensor], budget: int, truncate: str) -> list[tf.Tensor]:
@@ -35,13 +41,20 @@ def trim_lengths(lengths: list[tf.Tensor], budget: int, truncate: str) -> list[t
 class BertPreprocessor(keras.layers.Layer):
     """Tokenizes one text or a text pair and packs `[CLS] A [SEP] B [SEP]` for the encoder.
 
+    The tokenizer chooses the layout of a pair by its `packing` attribute (`PACKING_LAYOUTS`): BERT's, or
+    RoBERTa's `<s> A </s></s> B </s>` with segment id 0 throughout (`ByteLevelBpeTokenizer`). A single
+    text is `[CLS] A [SEP]` in both.
+
     Packing is written with dense ops (`RaggedTensor.to_tensor`, `tf.gather(batch_dims=1)`, `tf.where`)
     instead of `tf_text.combine_segments`, which lowers to `RaggedGather` that TFLite cannot run.
 
     Args:
-        tokenizer: `BertTokenizer`. gives the ids and the special tokens.
+        tokenizer: `BertTokenizer` or `ByteLevelBpeTokenizer`. gives the ids, the special tokens and the
+            layout.
         sequence_length: int. length after packing (the maximum, with dynamic padding).
-        truncate: str. "round_robin" or "waterfall" (see `trim_lengths`).
+        truncate: str. "round_robin" or "waterfall" (see `trim_lengths`). round_robin is HF's default
+            "longest_first" whenever the pair's token budget is even (as for any even `sequence_length`);
+            with an odd budget HF gives the odd token to the longer text, round_robin to the first.
         padding: str. "fixed" pads every row to `sequence_length`; "dynamic" pads to the longest packed
             row of the batch (fewer positions to compute for short texts).
 
@@ -78,6 +91,10 @@ class BertPreprocessor(keras.layers.Layer):
             raise ValueError(f"padding must be one of {PADDING_MODES}, got {padding!r}")
         if int(sequence_length) < 3:
             raise ValueError(f"sequence_length must be >= 3 ([CLS] x [SEP]), got {sequence_length}")
+        packing = getattr(tokenizer, "packing", "bert")
+        if packing not in PACKING_LAYOUTS:
+            raise ValueError(f"tokenizer packing {packing!r} is not one of {sorted(PACKING_LAYOUTS)}")
+        self._layout = PACKING_LAYOUTS[packing]
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
         self.truncate = truncate
@@ -143,10 +160,13 @@ class BertPreprocessor(keras.layers.Layer):
         """
         segments = [ids_a] if ids_b is None else [ids_a, ids_b]
         segments = [s if isinstance(s, tf.RaggedTensor) else tf.RaggedTensor.from_tensor(s) for s in segments]
-        budget = self.sequence_length - len(segments) - 1
+        separators = self._layout["separators"] if ids_b is not None else 1  # between A and B
+        budget = self.sequence_length - 2 - (separators if ids_b is not None else 0)
+        if budget < 0:
+            raise ValueError(f"sequence_length {self.sequence_length} leaves no room for a pair's special tokens")
         lengths = [tf.cast(s.row_lengths(), tf.int32) for s in segments]
         keep = trim_lengths(lengths, budget, self.truncate)
-        total = sum(keep) + len(segments) + 1  # (batch,)
+        total = sum(keep) + self.sequence_length - budget  # (batch,): the ids plus the special tokens
         length = self.sequence_length if self.padding == "fixed" else tf.reduce_max(total)
         batch = tf.shape(lengths[0])[0]
         positions = tf.range(length)[tf.newaxis, :]  # (1, length), broadcast against (batch, 1)
@@ -171,7 +191,7 @@ class BertPreprocessor(keras.layers.Layer):
                 def place(values, current):
                     dense = tf.cast(values, tf.int32).to_tensor(shape=[None, budget])
                     if i == 0:  # every row's first segment starts at position 1: a shift, not a gather
-                        moved = tf.pad(dense, [[0, 0], [1, len(segments)]])[:, :length]
+                        moved = tf.pad(dense, [[0, 0], [1, self.sequence_length - 1 - budget]])[:, :length]
                     else:
                         moved = tf.gather(dense, index, batch_dims=1)
                     return tf.where(inside, moved, current)
@@ -179,10 +199,11 @@ class BertPreprocessor(keras.layers.Layer):
                 token_ids = place(segment, token_ids)
                 for name, values in aligned.items():
                     extra[name] = place(values[i], extra[name])
-                sep = positions == end
+                gap = separators if i == 0 else 1
+                sep = (positions >= end) & (positions < end + gap)
                 token_ids = tf.where(sep, tok.sep_token_id, token_ids)
-                segment_ids = tf.where(inside | sep, i, segment_ids)
-                start = end + 1
+                segment_ids = tf.where(inside | sep, i * self._layout["second_segment_id"], segment_ids)
+                start = end + gap
         out = {
             "token_ids": token_ids,
             "segment_ids": segment_ids,

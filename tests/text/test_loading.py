@@ -52,3 +52,25 @@ def test_missing_special_token_is_named(tmp_path):
     path = write_dir(tmp_path / "x", vocab=["[PAD]", "[UNK]", "[SEP]", "a"])
     with pytest.raises(ValueError, match=r"\[CLS\]"):
         load_tokenizer(path)
+
+
+def test_vocab_json_and_merges_give_a_byte_level_bpe(bpe_dir, tmp_path):
+    tok = load_tokenizer(bpe_dir)
+    assert type(tok).__name__ == "ByteLevelBpeTokenizer" and not tok.add_prefix_space
+    assert (tok.cls_token_id, tok.pad_token_id, tok.sep_token_id, tok.mask_token_id) == (0, 1, 2, 999)
+    copy = tmp_path / "roberta"
+    copy.mkdir()
+    for name in ("vocab.json", "merges.txt"):
+        (copy / name).write_bytes((bpe_dir / name).read_bytes())
+    (copy / "tokenizer_config.json").write_text(json.dumps({"add_prefix_space": True}))
+    assert load_tokenizer(copy / "vocab.json").add_prefix_space
+    with pytest.raises(ValueError, match="no casing"):
+        load_tokenizer(copy, lowercase=True)
+    write_dir(copy)  # a vocab.txt as well: WordPiece, as before
+    assert type(load_tokenizer(copy)).__name__ == "BertTokenizer"
+
+
+def test_missing_vocabulary_names_every_layout(tmp_path):
+    (tmp_path / "vocab.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match=r"vocab.txt \(or vocab.json \+ merges.txt\)"):
+        load_tokenizer(tmp_path)
