@@ -69,14 +69,19 @@ def load_tokenizer(path: str | os.PathLike, lowercase: bool | None = None):
     >>> tok = load_tokenizer(kbert.pretrained.minilm_path())  # doctest: +SKIP
     """
     path = file_io.fspath(path)
-    vocab_file = path if file_io.isfile(path) else file_io.join(path, "vocab.txt")
-    directory = file_io.dirname(vocab_file)
-    if not file_io.isfile(vocab_file) or file_io.basename(vocab_file) != "vocab.txt":
+    if file_io.isfile(path):  # a vocabulary file: another kind's first file, else WordPiece's (any name)
+        vocab_file, directory = path, file_io.dirname(path)
         for names, load in TOKENIZER_FILES:
-            if all(file_io.isfile(file_io.join(directory, name)) for name in names):
+            if file_io.basename(path) == names[0]:
                 return load(directory, lowercase)
-        others = " or ".join(" + ".join(names) for names, _ in TOKENIZER_FILES)
-        raise FileNotFoundError(f"no vocab.txt (or {others}) at {path}")
+    else:
+        vocab_file, directory = file_io.join(path, "vocab.txt"), path
+        if not file_io.isfile(vocab_file):
+            for names, load in TOKENIZER_FILES:
+                if all(file_io.isfile(file_io.join(directory, name)) for name in names):
+                    return load(directory, lowercase)
+            others = " or ".join(" + ".join(names) for names, _ in TOKENIZER_FILES)
+            raise FileNotFoundError(f"no vocab.txt (or {others}) at {path}")
     strip_accents = None
     config_file = file_io.join(directory, "tokenizer_config.json")
     if lowercase is None and file_io.isfile(config_file):
