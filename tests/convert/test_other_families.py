@@ -109,12 +109,6 @@ def test_family_defaults():
         RobertaConfig(max_position_embeddings=2)
 
 
-def test_a_google_albert_directory_is_named(tmp_path):
-    (tmp_path / "albert_config.json").write_text(json.dumps(TINY))
-    with pytest.raises(kbert.CheckpointError, match="Google ALBERT checkpoint"):
-        kbert.load_pretrained(tmp_path)
-
-
 def test_only_bert_goes_to_keras_hubs_bert_backbone():
     with pytest.raises(TypeError, match="not a RobertaEncoder"):
         kbert.to_keras_hub(kbert.RobertaEncoder(**TINY))
