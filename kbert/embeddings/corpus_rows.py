@@ -113,9 +113,10 @@ def check_row(file_index: int, row_index: int, where: str, id_value: Any, text: 
         return Row(file_index, row_index, where, identifier, None, problem, f"{where}: {message}")
 
     identifier, why_no_id = _identifier(id_value, id_column)
-    if not _utf8(text) or not _utf8(identifier):
-        column = text_column if not _utf8(text) else id_column
-        return Row(file_index, row_index, where, None, None, "bad_utf8", f"{where}: {column!r} is not valid UTF-8")
+    if not _utf8(identifier):
+        return Row(file_index, row_index, where, None, None, "bad_utf8", f"{where}: {id_column!r} is not valid UTF-8")
+    if not _utf8(text):
+        return skipped("bad_utf8", f"{text_column!r} is not valid UTF-8")
     if not isinstance(text, str) or not text.strip():
         what = ("absent" if text is None else "blank" if isinstance(text, str)
                 else f"{type(text).__name__}, not a string")

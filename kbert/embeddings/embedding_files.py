@@ -27,7 +27,8 @@ with `count + sum(skipped) == rows_read`.
 Example:
     >>> import numpy as np
     >>> vectors = np.eye(3, dtype=np.float32)
-    >>> shards = [write_shard("ram://kbert-vectors", s, 2, [("b", vectors[1]), ("a", vectors[0])], 3)
+    >>> rows = [("b", vectors[1]), ("a", vectors[0])]
+    >>> shards = [write_shard("ram://kbert-vectors", s, 2, [r for r in rows if shard_of(r[0], 2) == s], 3)
     ...           for s in range(2)]
     >>> _ = write_manifest("ram://kbert-vectors", {"count": 2, "dimension": 3, "shards": shards})
     >>> ids, got = load_embeddings("ram://kbert-vectors")
@@ -86,6 +87,9 @@ def write_shard(out: str, shard: int, num_shards: int, rows: Sequence[tuple[str,
         `{"file": name, "count": rows, "bytes": size}`.
     """
     pa, pq = _pyarrow()
+    strays = [identifier for identifier, _ in rows if shard_of(identifier, num_shards) != shard]
+    if strays:
+        raise ValueError(f"ids {strays[:3]} do not belong in shard {shard} of {num_shards}")
     rows = sorted(rows, key=lambda row: row[0].encode("utf-8"))
     ids = [identifier for identifier, _ in rows]
     vectors = (np.stack([np.asarray(vector, np.float32) for _, vector in rows]) if rows

@@ -13,8 +13,7 @@ import kbert
 import kbert.file_io as file_io
 from kbert.cli.main import main
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))  # importlib mode: the helper beside us
-from embed_cases import shard_bytes, write_corpus  # noqa: E402
+from tests.embeddings.embed_cases import shard_bytes, write_corpus
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 

@@ -29,8 +29,8 @@ def test_jsonl_rows_and_their_problems(ram_root):
         b'{"id": "f", "text": 3}',
     ]) + b"\n")
     assert rows_of(path) == [
-        (0, "a", "caf\u00e9", None), (1, "7", "seven", None), (2, None, None, "bad_utf8"),
-        (3, None, None, "bad_utf8"), (4, "d", None, "empty_text"), (5, "e", None, "empty_text"),
+        (0, "a", "caf\u00e9", None), (1, "7", "seven", None), (2, "b", None, "bad_utf8"),
+        (3, "c", None, "bad_utf8"), (4, "d", None, "empty_text"), (5, "e", None, "empty_text"),
         (6, None, None, "missing_id"), (7, None, None, "missing_id"), (8, None, None, "missing_id"),
         (9, None, None, "missing_id"), (10, "f", None, "empty_text")]
     messages = [r.message for r in read_rows(path, 0, "text", "id")]
@@ -60,7 +60,7 @@ def test_csv_and_tsv_rows_keep_their_line_numbers(ram_root):
     file_io.write_bytes(f"{ram_root}/a.csv", b'text,id\n"two\nlines",x1\n\nbad \xfe,x2\n,x3\nok,\n')
     rows = list(read_rows(f"{ram_root}/a.csv", 3, "text", "id"))
     assert [(r.file_index, r.id, r.text, r.problem) for r in rows] == [
-        (3, "x1", "two\nlines", None), (3, None, None, "bad_utf8"), (3, "x3", None, "empty_text"),
+        (3, "x1", "two\nlines", None), (3, "x2", None, "bad_utf8"), (3, "x3", None, "empty_text"),
         (3, None, None, "missing_id")]
     assert [r.where for r in rows] == [f"{ram_root}/a.csv:{n}" for n in (2, 5, 6, 7)]
     # TSV is unquoted (GLUE's layout): a quote is text.
@@ -78,7 +78,7 @@ def test_parquet_rows(ram_root):
     pq.write_table(table, sink)
     file_io.write_bytes(f"{ram_root}/a.parquet", sink.getvalue().to_pybytes())
     assert rows_of(f"{ram_root}/a.parquet") == [
-        (0, "1", "one", None), (1, None, None, "bad_utf8"), (2, None, None, "missing_id"),
+        (0, "1", "one", None), (1, "2", None, "bad_utf8"), (2, None, None, "missing_id"),
         (3, "4", None, "empty_text")]
     with pytest.raises(ValueError, match=r"no column 'body' in the Parquet schema \['id', 'text', 'other'\]"):
         list(read_rows(f"{ram_root}/a.parquet", 0, "body", "id"))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pathlib
-import sys
 
 import numpy as np
 import pytest
@@ -13,8 +11,7 @@ import kbert.file_io as file_io
 from kbert.cli.main import main
 from kbert.embeddings import EmbedConfig, embed_corpus, read_manifest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))  # importlib mode: the helper beside us
-from embed_cases import reference, shard_bytes, write_corpus  # noqa: E402
+from tests.embeddings.embed_cases import reference, shard_bytes, write_corpus
 
 def test_every_row_is_a_vector_or_a_counted_skip(standin_export, ram_root):
     kept = write_corpus(ram_root)
