@@ -75,18 +75,10 @@ def build_search_index(config: SearchIndexConfig) -> dict[str, Any]:
     index = {"count": len(ids), "dimension": int(vectors.shape[1]), "top_k": config.top_k,
              "metric": config.metric, "model": model, "signature": signature, "output_name": output_name,
              "embeddings": config.embeddings}
-    file_io.makedirs(file_io.dirname(out))
-    tmp = file_io.temp_sibling(out)  # hidden and not a number: TF Serving loads only numbered versions
-    try:
+    with file_io.staged_directory(out) as tmp:  # written beside OUT, then renamed into place
         tf.saved_model.save(module, tmp, signatures=module.signatures())
         _write_config(tmp, embedder.model, index)
         _write_warmup(tmp, embedder.model, signature, embedder.input_name, vectors[:2])
-        if file_io.exists(out):
-            file_io.rmtree(out)
-        file_io.move_dir(tmp, out)
-    except BaseException:
-        file_io.rmtree(tmp)
-        raise
     paths = [file_io.join(d, name) for d, _, names in file_io.walk(out) for name in names]
     size = sum(file_io.size(p) for p in paths if file_io.exists(p))  # not one of ram://'s phantom entries
     return {**index, "bytes": size, "seconds": time.perf_counter() - start}

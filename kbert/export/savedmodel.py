@@ -70,11 +70,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     given, out = out, file_io.fspath(out).rstrip("/")
     if file_io.exists(out) and not force:
         raise FileExistsError(f"{out} exists; pass force=True (--force) to replace it")
-    file_io.makedirs(file_io.dirname(out))
-    # Hidden and non-numeric: TF Serving only loads directories named by an integer.
-    tmp = file_io.temp_sibling(out)
-    file_io.makedirs(tmp)
-    try:
+    # Written beside `out` (hidden and non-numeric: TF Serving only loads directories named by an integer),
+    # then renamed into place.
+    with file_io.staged_directory(out) as tmp:
         module = build_module(_in_precision(source, precision, tflite))
         write_saved_model(module, source, tmp, precision=precision)
         if tflite:
@@ -85,12 +83,6 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
             file_io.rmtree(workdir)
         if _before_rename is not None:
             _before_rename(tmp)
-        if file_io.exists(out):
-            file_io.rmtree(out)
-        file_io.move_dir(tmp, out)
-    except BaseException:
-        file_io.rmtree(tmp)
-        raise
     return given
 
 
