@@ -16,8 +16,9 @@ than its header. Bytes are decoded with `surrogateescape`, so one bad byte costs
 A row's place is its file's index in the input list and its 0-based data-row index in the file (blank
 lines are not rows); `message` names `path:line` (for Parquet, `path:N`, the 1-based row).
 
-Python's `csv` and `json` parse; pyarrow reads Parquet (it comes with Apache Beam). Written here rather
-than on `kbert.tasks.readers` because those raise on the first bad row, and a corpus to embed counts them.
+Python's `csv` and `json` parse (a JSON line as `kbert.tasks.readers` parses it); pyarrow reads Parquet
+(it comes with Apache Beam). The rows are checked here rather than by `kbert.tasks.readers`' file readers
+because those decode a whole file strictly and raise on the first bad row, and a corpus to embed counts them.
 
 Example:
     >>> import kbert.file_io as file_io
@@ -31,12 +32,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import kbert.file_io as file_io
+from kbert.tasks.readers.local_files import json_object
 
 PROBLEMS = ("bad_utf8", "empty_text", "missing_id", "duplicate_id")
 FILE_FORMATS = ("jsonl", "csv", "tsv", "parquet")
@@ -156,15 +157,9 @@ def _jsonl_values(path: str, text_column: str, id_column: str) -> Iterator[tuple
         line = raw.decode("utf-8", "surrogateescape")
         if number == 1:
             line = line.removeprefix("\ufeff")
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: invalid JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise ValueError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-        yield f"{path}:{number}", row.get(id_column), row.get(text_column)
+        if line.strip():
+            row = json_object(path, number, line)
+            yield f"{path}:{number}", row.get(id_column), row.get(text_column)
 
 
 def _delimited_values(path: str, file_format: str, text_column: str, id_column: str

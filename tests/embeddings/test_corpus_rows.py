@@ -39,21 +39,22 @@ def test_jsonl_rows_and_their_problems(ram_root):
     assert messages[10] == f"{path}:12: no text: 'text' is int, not a string"
 
 
-def test_a_broken_file_is_an_error_naming_the_line(ram_root):
-    file_io.write_text(f"{ram_root}/bad.jsonl", '{"id": "a", "text": "x"}\n{"id": \n')
-    with pytest.raises(ValueError, match=r"bad.jsonl:2: invalid JSON"):
-        rows_of(f"{ram_root}/bad.jsonl")
-    file_io.write_text(f"{ram_root}/list.jsonl", '["a", "b"]\n')
-    with pytest.raises(ValueError, match=r"list.jsonl:1: expected a JSON object, got list"):
-        rows_of(f"{ram_root}/list.jsonl")
-    file_io.write_text(f"{ram_root}/a.csv", "key,text\n1,x\n")
-    with pytest.raises(ValueError, match=r"a.csv:1: no column 'id' in the header \['key', 'text'\]"):
-        rows_of(f"{ram_root}/a.csv")
-    file_io.write_text(f"{ram_root}/a.txt", "x\n")
-    with pytest.raises(ValueError, match=r"cannot tell the format from the extension '.txt'"):
-        rows_of(f"{ram_root}/a.txt")
+@pytest.mark.parametrize("name, content, message", [
+    ("bad.jsonl", '{"id": "a", "text": "x"}\n{"id": \n', r"bad.jsonl:2: invalid JSON"),
+    ("list.jsonl", '["a", "b"]\n', r"list.jsonl:1: expected a JSON object, got list"),
+    ("a.csv", "key,text\n1,x\n", r"a.csv:1: no column 'id' in the header \['key', 'text'\]"),
+    ("long.csv", "id,text\n1,x\n2,y,z\n", r"long.csv:3: 3 fields but the header has 2"),
+    ("a.txt", "x\n", r"cannot tell the format from the extension '.txt'"),
+])
+def test_a_broken_file_is_an_error_naming_the_line(ram_root, name, content, message):
+    file_io.write_text(f"{ram_root}/{name}", content)
+    with pytest.raises(ValueError, match=message):
+        rows_of(f"{ram_root}/{name}")
+
+
+def test_a_format_given_overrides_the_extension(ram_root):
     file_io.write_text(f"{ram_root}/b.txt", "id\ttext\nk\tv\n")
-    assert rows_of(f"{ram_root}/b.txt", file_format="tsv") == [(0, "k", "v", None)]  # the format given wins
+    assert rows_of(f"{ram_root}/b.txt", file_format="tsv") == [(0, "k", "v", None)]
 
 
 def test_csv_and_tsv_rows_keep_their_line_numbers(ram_root):
