@@ -20,7 +20,7 @@ import argparse
 import sys
 from typing import Any
 
-from kbert.cli.flags import add_dataclass_flags, collect
+from kbert.cli.flags import add_dataclass_flags, beam_options, collect
 from kbert.embeddings.embed_config import EmbedConfig
 
 PASS_UNKNOWN_ARGS = True  # `kbert.cli.main` hands unknown flags over as `args.unknown_args` (Beam's options)
@@ -49,21 +49,12 @@ def summary(manifest: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Embeds the corpus (errors in the input are printed by `kbert.cli.main`)."""
-    from kbert.cli.main import UsageError
-
-    unknown = getattr(args, "unknown_args", [])
-    if unknown and not args.beam:
-        raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (pipeline options need --beam)")
+    pipeline_options = beam_options(args)
     config = EmbedConfig(**collect(args, EmbedConfig))
-    if args.beam:
+    if pipeline_options is not None:
         from kbert.embeddings.beam_embed import embed_corpus_beam
-        from kbert.pretraining_data.beam_pipeline import import_beam
 
-        try:
-            import_beam()
-        except ImportError as error:
-            raise UsageError(str(error)) from error
-        manifest = embed_corpus_beam(config, unknown)
+        manifest = embed_corpus_beam(config, pipeline_options)
     else:
         from kbert.embeddings.embed import embed_corpus
         from kbert.export import serving_threads
