@@ -49,8 +49,15 @@ def summary(manifest: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Embeds the corpus (errors in the input are printed by `kbert.cli.main`)."""
+    from kbert.cli.main import UsageError
+    from kbert.embeddings.embedding_files import require_pyarrow
+
     pipeline_options = beam_options(args)
     config = EmbedConfig(**collect(args, EmbedConfig))
+    try:
+        require_pyarrow()
+    except ImportError as error:
+        raise UsageError(str(error)) from error
     if pipeline_options is not None:
         from kbert.embeddings.beam_embed import embed_corpus_beam
 

@@ -36,7 +36,8 @@ from kbert.embeddings.corpus_rows import Row, read_rows
 from kbert.embeddings.embed import (EXAMPLES_KEPT, batch_key, check_not_empty, duplicate, manifest_fields,
                                     prepare_output)
 from kbert.embeddings.embed_config import EmbedConfig, inputs_of
-from kbert.embeddings.embedding_files import MANIFEST_FILE, read_manifest, shard_of, write_manifest, write_shard
+from kbert.embeddings.embedding_files import (MANIFEST_FILE, read_manifest, require_pyarrow, shard_of, write_manifest,
+                                              write_shard)
 
 
 def _read_file(element: tuple[int, str], config: EmbedConfig) -> Iterator[Row]:
@@ -147,6 +148,7 @@ def embed_corpus_beam(config: EmbedConfig, pipeline_args: Sequence[str] = ()) ->
     from kbert.embeddings.embedder import Embedder
 
     config.validate()
+    require_pyarrow()
     start = time.perf_counter()
     files = expand_inputs(inputs_of(config))
     Embedder(config.model, config.output_name, config.signature)  # a wrong export fails here, not in a worker

@@ -23,7 +23,7 @@ import numpy as np
 import kbert.file_io as file_io
 from kbert.embeddings.corpus_rows import PROBLEMS, Row, read_rows
 from kbert.embeddings.embed_config import EmbedConfig, inputs_of
-from kbert.embeddings.embedding_files import shard_of, write_manifest, write_shard
+from kbert.embeddings.embedding_files import require_pyarrow, shard_of, write_manifest, write_shard
 
 EXAMPLES_KEPT = 5  # messages kept per problem, the first in input order
 
@@ -79,6 +79,7 @@ def embed_corpus(config: EmbedConfig) -> dict[str, Any]:
         The manifest written to `OUT/manifest.json`, plus "seconds" (the wall time).
 
     Raises:
+        ImportError: pyarrow (which writes the Parquet shards) is not installed.
         ValueError: a bad setting, an unreadable file (named with its line), or no row with a vector.
         FileNotFoundError: a glob that matches nothing, or a model that is not a SavedModel.
         FileExistsError: `out` is not empty and `config.force` is False.
@@ -94,6 +95,7 @@ def embed_corpus(config: EmbedConfig) -> dict[str, Any]:
     from kbert.pretraining_data.corpus import expand_inputs
 
     config.validate()
+    require_pyarrow()  # before the work, not when the shards are written
     start = time.perf_counter()
     files = expand_inputs(inputs_of(config))
     embedder = Embedder(config.model, config.output_name, config.signature)

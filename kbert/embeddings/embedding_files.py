@@ -62,7 +62,8 @@ def shard_of(identifier: str, num_shards: int) -> int:
     return int.from_bytes(digest, "little") % num_shards
 
 
-def _pyarrow():
+def require_pyarrow():
+    """`(pyarrow, pyarrow.parquet)`, or an ImportError that says how to install them."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -86,7 +87,7 @@ def write_shard(out: str, shard: int, num_shards: int, rows: Sequence[tuple[str,
     Returns:
         `{"file": name, "count": rows, "bytes": size}`.
     """
-    pa, pq = _pyarrow()
+    pa, pq = require_pyarrow()
     strays = [identifier for identifier, _ in rows if shard_of(identifier, num_shards) != shard]
     if strays:
         raise ValueError(f"ids {strays[:3]} do not belong in shard {shard} of {num_shards}")
@@ -144,7 +145,7 @@ def load_embeddings(directory: str) -> tuple[list[str], np.ndarray]:
         >>> vectors.shape  # doctest: +SKIP
         (2067, 384)
     """
-    pa, pq = _pyarrow()
+    pa, pq = require_pyarrow()
     manifest = read_manifest(directory)
     dimension = int(manifest["dimension"])
     ids: list[str] = []

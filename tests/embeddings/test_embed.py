@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 
 import numpy as np
 import pytest
@@ -10,8 +11,8 @@ import kbert
 import kbert.file_io as file_io
 from kbert.cli.main import main
 from kbert.embeddings import EmbedConfig, embed_corpus, read_manifest
-
 from tests.embeddings.embed_cases import reference, shard_bytes, write_corpus
+
 
 def test_every_row_is_a_vector_or_a_counted_skip(standin_export, ram_root):
     kept = write_corpus(ram_root)
@@ -104,3 +105,11 @@ def test_a_corpus_without_one_good_row_is_an_error(standin_export, ram_root):
     with pytest.raises(ValueError, match=r"gives a vector \(1 empty_text, 1 missing_id\)"):
         embed_corpus(config)
     assert not file_io.exists(f"{ram_root}/out/manifest.json")
+
+
+def test_without_pyarrow_the_error_says_how_to_install_it(standin_export, ram_root, monkeypatch, capsys):
+    write_corpus(ram_root, rows=8)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` now raises ImportError
+    assert main(["embed", standin_export, "--input", f"{ram_root}/in/*", "--out", f"{ram_root}/out"]) == 2
+    assert "pip install pyarrow" in capsys.readouterr().err
+    assert not file_io.exists(f"{ram_root}/out")
