@@ -12,7 +12,6 @@ import pytest
 import kbert
 import kbert.file_io as file_io
 from kbert.cli.main import main
-
 from tests.embeddings.embed_cases import shard_bytes, write_corpus
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

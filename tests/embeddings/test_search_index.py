@@ -14,7 +14,6 @@ import kbert.file_io as file_io
 from kbert.cli.main import main
 from kbert.embeddings import SearchIndexConfig, build_search_index
 from kbert.embeddings.embedding_files import shard_of, write_manifest, write_shard
-
 from tests.embeddings.embed_cases import DIM, WORDS, reference, save_standin_export
 
 
