@@ -31,6 +31,7 @@ _EXPORTS = {
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
     "load_tokenizer": "kbert.text.loading",
+    "load_embeddings": "kbert.embeddings.embedding_files",
     "load_model": "kbert.tasks.model_dir",
     "save_model": "kbert.tasks.model_dir",
     # The Task API: one object per downstream problem, and the loop that fine-tunes any of them. Each task

@@ -34,6 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("kbert.cli.evaluate", "Evaluate a fine-tuned model directory on a dataset."),
     "export": ("kbert.cli.export", "Export a strings-in SavedModel (and TFLite)."),
     "predict": ("kbert.cli.predict", "Run an exported SavedModel or .tflite on texts."),
+    "embed": ("kbert.cli.embed", "Embed every row of a corpus with an export, into Parquet shards (or with Beam)."),
+    "index": ("kbert.cli.index", "Build a semantic-search SavedModel from embeddings and their export."),
     "convert": ("kbert.cli.convert", "Convert a checkpoint (HF, Google TF1, kbert) to kbert or HF layout."),
 }
 
