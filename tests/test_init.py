@@ -66,6 +66,8 @@ def test_the_public_api_is_unchanged():
         "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary", "load_model",
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
         "to_keras_hub",
+        # sentence embeddings
+        "BertSentenceEmbedder", "EmbeddingTask", "load_sentence_encoder",
         # the Task API
         "Task", "ClassificationTask", "RegressionTask", "TaggingTask", "QuestionAnsweringTask", "EncoderTask", "get_task",
         "FinetuneConfig", "finetune", "evaluate_model", "PretrainConfig", "pretrain"])

@@ -19,7 +19,7 @@ import tensorflow as tf
 from kbert.tasks.example import Example
 from kbert.tasks.serving import MODEL_INPUTS, ServingInputs
 from kbert.tasks.settings import TaskSettings
-from kbert.text import BertPreprocessor
+from kbert.text import BertPreprocessor, BertTokenizer
 
 # What `Task.read_examples` reads examples for.
 SPLITS = ("train", "validation")
@@ -136,6 +136,11 @@ class Task(TaskSettings):
     def check_model(self, model: keras.Model) -> None:
         """Raises ValueError when the model and the task's settings disagree (e.g. label count)."""
 
+    def loss(self) -> Any:
+        """The loss fine-tuning compiles the model with: "auto", the model's own `default_loss()`, unless the
+        task's settings shape it (the embed task's scale and hard negatives)."""
+        return "auto"
+
     # -- evaluation ----------------------------------------------------------------------------------
     def evaluate(self, model: keras.Model, examples: Sequence[Example], preprocessor: BertPreprocessor,
                  batch_size: int = 64, verbose: int = 1) -> dict[str, Any]:
@@ -196,6 +201,12 @@ class Task(TaskSettings):
         """The task's signatures (`preprocess`, `serving_default`, ...) as tf.functions of strings, with the
         inputs `serving_inputs(pair)` declares."""
         raise NotImplementedError
+
+    # -- the model directory ---------------------------------------------------------------------------
+    def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,
+                     sequence_length: int) -> None:
+        """Writes files of the task's own into a model directory (`kbert.save_model` calls it after saving the
+        model and tokenizer); default: nothing. The embed task writes what sentence-transformers loads."""
 
     # -- task.json -----------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:

@@ -7,6 +7,8 @@
     DIR/task.json               {"task", "labels", "sequence_length", "truncate", task settings ...}
     DIR/metrics.json            validation metrics (written by `kbert finetune`)
     DIR/history.json            training loss and metrics per epoch (written by `kbert finetune`)
+    DIR/...                     files of the task's own (`Task.write_extras`; the embed task writes what
+                                sentence-transformers loads the directory with)
 
 `kbert.load_model(DIR)` restores all of it; `kbert export DIR` reads it. Below `kbert.training` and
 `kbert.export`, which both use it.
@@ -51,7 +53,8 @@ def save_model(
         The directory, as given.
     """
     name = task_name_of(model)
-    task_from_info({**extra, "task": name, "labels": labels}).check_model(model)
+    task = task_from_info({**extra, "task": name, "labels": labels})
+    task.check_model(model)
     given, directory = directory, file_io.fspath(directory)
     file_io.makedirs(directory)
     # Without the optimizer: its moments are twice the weights (170 MB of 261 for all-MiniLM-L6-v2 with a
@@ -67,6 +70,7 @@ def save_model(
         if optimizer is not None:
             model.optimizer = optimizer
     file_io.rename(partial, file_io.join(directory, "model.keras"), overwrite=True)
+    task.write_extras(model, directory, tokenizer, int(sequence_length))
     tokenizer.save_vocabulary(directory)
     info = {**extra, "task": name, "labels": list(labels) if labels else None,
             "sequence_length": int(sequence_length), "truncate": truncate, "kbert_version": __version__}
