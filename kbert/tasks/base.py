@@ -205,8 +205,15 @@ class Task(TaskSettings):
     # -- the model directory ---------------------------------------------------------------------------
     def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,
                      sequence_length: int) -> None:
-        """Writes files of the task's own into a model directory (`kbert.save_model` calls it after saving the
-        model and tokenizer); default: nothing. The embed task writes what sentence-transformers loads."""
+        """Writes files of the task's own into a model directory; default: nothing (the embed task writes what
+        sentence-transformers loads the directory with).
+
+        Args:
+            model: the task model `kbert.save_model` is saving (model.keras is written by then).
+            directory: the model directory (a local path or a URL: write through `kbert.file_io`).
+            tokenizer: the model's `BertTokenizer` (save_model writes vocab.txt itself).
+            sequence_length: the packing length recorded in task.json.
+        """
 
     # -- task.json -----------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
