@@ -70,6 +70,8 @@ def test_the_public_api_is_unchanged():
         "to_keras_hub",
         # the BERT family's other encoders
         "AlbertConfig", "AlbertEncoder", "RobertaConfig", "RobertaEncoder",
+        # sentence embeddings
+        "BertSentenceEmbedder", "EmbeddingTask", "load_sentence_encoder",
         # the Task API
         "Task", "ClassificationTask", "RegressionTask", "TaggingTask", "QuestionAnsweringTask", "EncoderTask", "get_task",
         "FinetuneConfig", "finetune", "evaluate_model", "PretrainConfig", "pretrain"])
