@@ -25,6 +25,7 @@ _EXPORTS = {
     "BertTokenClassifier": "kbert.tasks.tagging_model",
     "BertPreprocessor": "kbert.text.bert_preprocessor",
     "BertTokenizer": "kbert.text.bert_tokenizer",
+    "SentencePieceTokenizer": "kbert.text.sentencepiece_tokenizer",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
     "load_tokenizer": "kbert.text.loading",

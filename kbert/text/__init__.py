@@ -1,4 +1,5 @@
-"""Text preprocessing: BERT tokenizers (TF and TFLite), input packer, tokenizer loading, vocabulary learning."""
+"""Text preprocessing: BERT's WordPiece tokenizers (TF and TFLite), ALBERT's SentencePiece tokenizer, the input
+packer, tokenizer loading, vocabulary learning."""
 
 from kbert.lazy_exports import lazy_exports
 
@@ -6,9 +7,11 @@ from kbert.lazy_exports import lazy_exports
 _EXPORTS = {
     "BertPreprocessor": "kbert.text.bert_preprocessor",
     "BertTokenizer": "kbert.text.bert_tokenizer",
+    "SentencePieceTokenizer": "kbert.text.sentencepiece_tokenizer",
     "load_tokenizer": "kbert.text.loading",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
 }
-__all__ = ["BertTokenizer", "TFLiteBertTokenizer", "BertPreprocessor", "load_tokenizer", "learn_vocabulary"]
+__all__ = ["BertTokenizer", "SentencePieceTokenizer", "TFLiteBertTokenizer", "BertPreprocessor", "load_tokenizer",
+           "learn_vocabulary"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

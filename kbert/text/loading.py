@@ -1,8 +1,11 @@
-"""`load_tokenizer`: a `BertTokenizer` from an HF, Google or kbert checkpoint directory."""
+"""`load_tokenizer`: the tokenizer of an HF, Google or kbert checkpoint directory, chosen by its files."""
 
 from __future__ import annotations
 
 import os
+from typing import Callable
+
+import keras
 
 import kbert.file_io as file_io
 from kbert.text.bert_tokenizer import BertTokenizer
@@ -21,45 +24,93 @@ def _casing_from_name(directory: str) -> bool | None:
     return None
 
 
-def load_tokenizer(path: str | os.PathLike, lowercase: bool | None = None) -> BertTokenizer:
-    """Builds the `BertTokenizer` of a checkpoint directory.
-
-    Reads `vocab.txt` and the casing:
-    - HF and kbert directories: `do_lower_case` (default True) and `strip_accents` from
-      `tokenizer_config.json`;
-    - Google directories (`bert_config.json` has no casing field): "uncased" in the directory or a
-      checkpoint file name means lower-case, "cased" means cased; lower-case when neither says.
-
-    Args:
-        path: a checkpoint directory, or the `vocab.txt` file itself.
-        lowercase: overrides the casing found in the directory.
-
-    Returns:
-        A `BertTokenizer`.
-
-    Raises:
-        FileNotFoundError: no `vocab.txt` at `path`.
-        ValueError: the vocabulary lacks `[PAD]`, `[UNK]`, `[CLS]` or `[SEP]` (named in the message).
-
-    Example:
-    >>> tok = load_tokenizer(kbert.pretrained.minilm_path())  # doctest: +SKIP
-    """
-    path = file_io.fspath(path)
-    vocab_file = path if file_io.isfile(path) else file_io.join(path, "vocab.txt")
-    directory = file_io.dirname(vocab_file)
-    if not file_io.isfile(vocab_file):
-        raise FileNotFoundError(f"no vocab.txt at {vocab_file}")
-    strip_accents = None
+def _tokenizer_config(directory: str) -> dict:
     config_file = file_io.join(directory, "tokenizer_config.json")
-    if lowercase is None and file_io.isfile(config_file):
-        config = file_io.read_json(config_file)  # invalid JSON: a ValueError naming the file
+    return file_io.read_json(config_file) if file_io.isfile(config_file) else {}  # bad JSON: names the file
+
+
+def _wordpiece(vocab_file: str, lowercase: bool | None) -> BertTokenizer:
+    """BERT's WordPiece from `vocab.txt`. Casing: `do_lower_case` (default True) and `strip_accents` of an HF
+    or kbert `tokenizer_config.json`; for a Google directory, "uncased"/"cased" in the directory or a
+    checkpoint file name (lower-case when neither says)."""
+    directory = file_io.dirname(vocab_file)
+    strip_accents = None
+    config = _tokenizer_config(directory)
+    if lowercase is None and config:
         lowercase = bool(config.get("do_lower_case", True))
         if config.get("strip_accents") is not None:
             strip_accents = bool(config["strip_accents"])
     if lowercase is None:
         from_name = _casing_from_name(directory)
         lowercase = True if from_name is None else from_name
+    return BertTokenizer(vocab_file, lowercase=lowercase, strip_accents=strip_accents)
+
+
+def _sentencepiece(model_file: str, lowercase: bool | None) -> keras.layers.Layer:
+    """ALBERT's SentencePiece from `spiece.model`, with `do_lower_case` (default True) and `keep_accents`
+    (default False) of `tokenizer_config.json`, and the piece scores of an HF `tokenizer.json` when it has the
+    same pieces (transformers' converter lowers pieces like "1," there, and transformers 5 reads them)."""
+    from kbert.text.sentencepiece_model import SentencePieceModel
+    from kbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+
+    directory = file_io.dirname(model_file)
+    config = _tokenizer_config(directory)
+    model = SentencePieceModel.from_bytes(file_io.read_bytes(model_file))
+    hf_file = file_io.join(directory, "tokenizer.json")
+    hf_model = file_io.read_json(hf_file).get("model") or {} if file_io.isfile(hf_file) else {}
+    vocab = hf_model.get("vocab") if hf_model.get("type") == "Unigram" else None
+    if vocab and [piece for piece, _ in vocab] == model.pieces:
+        model = model.with_scores([score for _, score in vocab])
+    lowercase = bool(config.get("do_lower_case", True)) if lowercase is None else lowercase
+    return SentencePieceTokenizer(model.proto, lowercase=lowercase,
+                                  strip_accents=not config.get("keep_accents", False))
+
+
+# What a directory holds -> the tokenizer that reads it; the first row whose file is there wins.
+TOKENIZER_FILES: tuple[tuple[str, Callable[[str, bool | None], keras.layers.Layer]], ...] = (
+    ("spiece.model", _sentencepiece),
+    ("vocab.txt", _wordpiece),
+)
+
+
+def load_tokenizer(path: str | os.PathLike, lowercase: bool | None = None) -> keras.layers.Layer:
+    """Builds the tokenizer of a checkpoint directory, chosen by the files it holds (`TOKENIZER_FILES`).
+
+    - `spiece.model` (ALBERT): a `SentencePieceTokenizer`, casing and accents from `tokenizer_config.json`
+      (`do_lower_case`, default True; `keep_accents`, default False);
+    - `vocab.txt` (BERT, and ALBERT for Chinese): a `BertTokenizer`; casing from an HF or kbert
+      `tokenizer_config.json` (`do_lower_case`, default True, and `strip_accents`), or for a Google
+      directory (`bert_config.json` has no casing field) "uncased"/"cased" in the directory or a checkpoint
+      file name (lower-case when neither says).
+
+    Args:
+        path: a checkpoint directory, or the tokenizer file itself (`spiece.model`, `*.model`, `vocab.txt`).
+        lowercase: overrides the casing found in the directory.
+
+    Returns:
+        A `BertTokenizer` or `SentencePieceTokenizer`.
+
+    Raises:
+        FileNotFoundError: none of the files is at `path` (the message names them).
+        ValueError: the vocabulary lacks a special token (named in the message), or the file is not a
+            SentencePiece model.
+
+    Example:
+    >>> tok = load_tokenizer(kbert.pretrained.minilm_path())  # doctest: +SKIP
+    """
+    path = file_io.fspath(path)
+    if file_io.isfile(path):
+        name = file_io.basename(path)
+        builder = next((b for file, b in TOKENIZER_FILES if name == file), None)
+        builder = builder or (_sentencepiece if name.endswith(".model") else _wordpiece)
+        found = path
+    else:
+        found, builder = next(((file_io.join(path, file), b) for file, b in TOKENIZER_FILES
+                               if file_io.isfile(file_io.join(path, file))), (None, None))
+        if found is None:
+            names = " or ".join(file for file, _ in TOKENIZER_FILES)
+            raise FileNotFoundError(f"no tokenizer file ({names}) at {path}")
     try:
-        return BertTokenizer(str(vocab_file), lowercase=lowercase, strip_accents=strip_accents)
+        return builder(found, lowercase)
     except ValueError as err:
-        raise ValueError(f"{vocab_file}: {err}") from err
+        raise ValueError(f"{found}: {err}") from err
