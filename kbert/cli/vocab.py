@@ -1,4 +1,4 @@
-"""`kbert vocab`: learn a WordPiece vocabulary from text files."""
+"""`kbert vocab`: learn a WordPiece vocabulary (BERT) or a SentencePiece model (ALBERT) from text files."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import dataclasses
 
 from kbert.cli.flags import add_dataclass_flags, collect
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
+
+# What `--kind` learns: BERT's WordPiece vocab.txt, or ALBERT's spiece.model.
+KINDS = ("wordpiece", "sentencepiece")
 
 
 @dataclasses.dataclass
@@ -21,6 +24,7 @@ class VocabSettings:
         min_count: int. Rarer tokens of the text are ignored.
         quiet: bool. No progress bar.
         encoding_errors: str. Bytes that are not UTF-8: "replace", "ignore" or "strict".
+        kind: str. "wordpiece" (a vocab.txt) or "sentencepiece" (a directory with spiece.model).
 
     Example:
         >>> VocabSettings(["corpus.txt"], size=8000, out="vocab.txt").min_count
@@ -29,15 +33,21 @@ class VocabSettings:
 
     input: list[str] = dataclasses.field(metadata={"help": "text files, one text a line"})
     size: int = dataclasses.field(metadata={"help": "target vocabulary size"})
-    out: str = dataclasses.field(metadata={"help": "vocab.txt to write"})
+    out: str = dataclasses.field(metadata={
+        "help": "vocab.txt to write (wordpiece), or the directory for spiece.model and tokenizer_config.json "
+                "(sentencepiece)"})
     lowercase: bool = dataclasses.field(default=False, metadata={
         "switch": True, "help": "uncased (lower-case, strip accents)"})
-    min_count: int = dataclasses.field(default=2, metadata={"help": "ignore rarer words"})
+    min_count: int = dataclasses.field(default=2, metadata={"help": "ignore rarer words (wordpiece)"})
     quiet: bool = dataclasses.field(default=False, metadata={"switch": True, "help": "no progress bar"})
     encoding_errors: str = dataclasses.field(default=DEFAULT_ENCODING_ERRORS, metadata={
         "choices": ENCODING_ERRORS,
         "help": "bytes that are not UTF-8: replace (default), ignore or strict; a warning names each file with "
                 "repaired lines and how many"})
+    kind: str = dataclasses.field(default="wordpiece", metadata={
+        "choices": KINDS,
+        "help": "wordpiece: BERT's vocab.txt; sentencepiece: ALBERT's Unigram spiece.model with <pad> <unk> [CLS] "
+                "[SEP] [MASK] at 0-4, loadable by kbert.load_tokenizer(OUT) and transformers' AutoTokenizer"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,15 +56,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Learns the vocabulary and writes it, one token a line."""
+    """Learns the vocabulary and writes it: one token a line, or the SentencePiece model's directory."""
+    settings = VocabSettings(**collect(args, VocabSettings))
+    if settings.kind == "sentencepiece":
+        return _sentencepiece(settings)
     import kbert.file_io as file_io
     from kbert.text.vocabulary import learn_vocabulary
 
-    settings = VocabSettings(**collect(args, VocabSettings))
     vocab = learn_vocabulary(
         settings.input, settings.size, lowercase=settings.lowercase, min_count=settings.min_count,
         verbose=not settings.quiet, encoding_errors=settings.encoding_errors,
     )
     file_io.write_text(settings.out, "\n".join(vocab) + "\n")  # creates the directory
     print(f"wrote {len(vocab)} tokens to {settings.out}")
+    return 0
+
+
+def _sentencepiece(settings: VocabSettings) -> int:
+    from kbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+    from kbert.text.sentencepiece_vocabulary import learn_sentencepiece
+
+    proto = learn_sentencepiece(settings.input, settings.size, lowercase=settings.lowercase,
+                                strip_accents=settings.lowercase, verbose=not settings.quiet,
+                                encoding_errors=settings.encoding_errors)
+    tokenizer = SentencePieceTokenizer(proto, lowercase=settings.lowercase, strip_accents=settings.lowercase)
+    path = tokenizer.save_vocabulary(settings.out)
+    print(f"wrote {tokenizer.vocabulary_size()} pieces to {path}")
     return 0
