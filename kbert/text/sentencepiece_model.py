@@ -21,6 +21,7 @@ NORMALIZER_NAME, CHARSMAP, ADD_DUMMY_PREFIX, REMOVE_EXTRA_WHITESPACES, ESCAPE_WH
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 UNIGRAM = 1
 META = "\u2581"  # "▁": a piece that starts with it starts a word
+SCORE_QUANTUM = 2 ** 15  # graph scores are multiples of its inverse (see `SentencePieceModel.graph_proto`)
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5  # wire types
 
 
@@ -125,16 +126,19 @@ class SentencePieceModel:
         """The same model with other piece scores (e.g. the ones an HF `tokenizer.json` holds)."""
         if len(scores) != len(self.pieces):
             raise ValueError(f"{len(scores)} scores for {len(self.pieces)} pieces")
-        new_scores = iter(scores)
+        return SentencePieceModel.from_bytes(self._rewrite_pieces(scores, self.types))
 
-        def rescored(number, wire, value):
-            if number != PIECES or wire != LENGTH:
-                return number, wire, value
-            piece = [f for f in fields(value) if f[0] != PIECE_SCORE]
-            score = np.float32(next(new_scores)).tobytes()
-            return number, wire, encode(piece[:1] + [(PIECE_SCORE, FIXED32, score)] + piece[1:])
-
-        return SentencePieceModel.from_bytes(encode([rescored(*f) for f in fields(self.proto)]))
+    def _rewrite_pieces(self, scores: list[float], types: list[int]) -> bytes:
+        """The model's message with each piece's score and type replaced."""
+        out, index = [], 0
+        for number, wire, value in fields(self.proto):
+            if number == PIECES and wire == LENGTH:
+                kept = [f for f in fields(value) if f[0] not in (PIECE_SCORE, PIECE_TYPE)]
+                value = encode(kept + [(PIECE_SCORE, FIXED32, np.float32(scores[index]).tobytes()),
+                                       (PIECE_TYPE, VARINT, types[index])])
+                index += 1
+            out.append((number, wire, value))
+        return encode(out)
 
     def graph_proto(self) -> bytes:
         """The model the graph op runs, given text that kbert has already normalised.
@@ -142,17 +146,18 @@ class SentencePieceModel:
         Its normaliser keeps only the white-space handling (trim, collapse runs of spaces, "▁" before each
         word); pieces with a "▁" after their first character become unused, as HF, which splits words at
         every "▁" before its Unigram model, never forms them; byte fallback is off (HF's ALBERT has none,
-        an unknown character is `<unk>`).
+        an unknown character is `<unk>`). Scores are rounded to multiples of 2^-15 (by at most 1.6e-5): so
+        SentencePiece's float32 sums along a word are exact, as HF's float64 ones are, and segmentations that
+        tie (the same pieces in another order, as ">" ">>" and ">>" ">") are broken as HF breaks them, by
+        keeping the first found, instead of by rounding.
         """
+        scores = np.round(np.array(self.scores, np.float64) * SCORE_QUANTUM) / SCORE_QUANTUM
+        types = [UNUSED if META in p[1:] and kind == NORMAL else kind for p, kind in zip(self.pieces, self.types)]
         normalizer = [(NORMALIZER_NAME, LENGTH, b"identity"), (ADD_DUMMY_PREFIX, VARINT, 1),
                       (REMOVE_EXTRA_WHITESPACES, VARINT, 1), (ESCAPE_WHITESPACES, VARINT, 1)]
-        out, index = [], 0
-        for number, wire, value in fields(self.proto):
-            if number == PIECES and wire == LENGTH:
-                if META in self.pieces[index][1:] and self.types[index] == NORMAL:
-                    value = encode([f for f in fields(value) if f[0] != PIECE_TYPE] + [(PIECE_TYPE, VARINT, UNUSED)])
-                index += 1
-            elif number == TRAINER_SPEC and wire == LENGTH:
+        out = []
+        for number, wire, value in fields(self._rewrite_pieces(scores.tolist(), types)):
+            if number == TRAINER_SPEC and wire == LENGTH:
                 value = encode([f for f in fields(value) if f[0] != BYTE_FALLBACK])
             elif number == NORMALIZER_SPEC:
                 continue

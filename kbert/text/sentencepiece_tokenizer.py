@@ -10,8 +10,10 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from tensorflow_text.python.ops.regex_split_ops import gen_regex_split_ops
+
 import kbert.file_io as file_io
-from kbert.text.ragged_rows import row_ids, where_true
+from kbert.text.ragged_rows import ragged_from_lengths, row_ids, sum_by_row, where_true
 from kbert.text.sentencepiece_model import META, UNKNOWN, UNIGRAM, SentencePieceModel, charsmap_characters
 from kbert.text.sentencepiece_normalization import (PLAIN, AlbertNormalizer, code_point_table, normalize_plain,
                                                     plain_rule_holds)
@@ -172,7 +174,12 @@ class SentencePieceTokenizer(keras.layers.Layer):
     def tokenize(self, inputs):
         """Token ids (no `[CLS]`/`[SEP]`); see the class docstring."""
         text, scalar = self._prepare(inputs)
-        ids = self._fast_sentencepiece.tokenize(self._normalize(text)).with_row_splits_dtype(tf.int64)
+        # Word by word, as HF: SentencePiece sums float32 scores along the whole text it is given, and over a
+        # long text the sums lose the precision that tells close segmentations apart.
+        words = tf.strings.split(self._normalize(text))
+        pieces = self._fast_sentencepiece.tokenize(words.flat_values)
+        ids = ragged_from_lengths(pieces.flat_values, sum_by_row(pieces.row_lengths(), words.row_splits))
+        ids = ids.with_row_splits_dtype(tf.int64)
         return ids[0] if scalar else ids
 
     def call(self, inputs):
@@ -214,10 +221,15 @@ class SentencePieceTokenizer(keras.layers.Layer):
         """
         text, scalar = self._prepare(inputs)
         normalized, char_splits, char_ends = self._normalizer(text)
-        ids, starts, ends = self._sentencepiece.tokenize_with_offsets(normalized)
-        row = row_ids(ids.row_splits, tf.int32)
+        words, word_starts, _, word_splits = gen_regex_split_ops.regex_split_with_offsets(normalized, "( +)", "")
+        pieces, starts, ends = self._sentencepiece.tokenize_with_offsets(words)
+        piece_word = row_ids(pieces.row_splits, tf.int32)
+        row = tf.gather(row_ids(word_splits, tf.int32), piece_word)
+        ids = ragged_from_lengths(pieces.flat_values, sum_by_row(pieces.row_lengths(), word_splits))
+        ids = ids.with_row_splits_dtype(tf.int64)
         first_char = tf.cast(char_splits[:-1], tf.int32)
-        base = tf.gather(tf.gather(tf.concat([[0], char_ends], 0), first_char), row)  # row's first byte
+        row_byte = tf.gather(tf.concat([[0], char_ends], 0), first_char)  # each row's first byte in the batch
+        base = tf.gather(row_byte, row) + tf.gather(tf.cast(word_starts, tf.int32), piece_word)
         flat = ids.flat_values
         start, end = (tf.cast(t.flat_values, tf.int32) + base for t in (starts, ends))
         content = tf.gather(self._content_bytes, flat)

@@ -184,3 +184,36 @@ def test_bad_models_and_files_are_named(albert_dir, tmp_path):
                                        hard_vocab_limit=False, minloglevel=2, **extra)
         with pytest.raises(ValueError, match=message):
             SentencePieceTokenizer(str(tmp_path / "m.model"))
+
+
+def test_load_tokenizer_picks_the_tokenizer_by_files(albert_dir, tmp_path, tiny_vocab_file):
+    model = (albert_dir / "spiece.model").read_bytes()
+    chinese = tmp_path / "albert_chinese"  # a Chinese ALBERT ships vocab.txt: BERT's WordPiece
+    chinese.mkdir()
+    (chinese / "vocab.txt").write_text(tiny_vocab_file.read_text())
+    (chinese / "config.json").write_text(json.dumps({"model_type": "albert"}))
+    assert type(load_tokenizer(chinese)).__name__ == "BertTokenizer"
+    (chinese / "spiece.model").write_bytes(model)  # both: the first row of TOKENIZER_FILES, spiece.model
+    assert type(load_tokenizer(chinese)).__name__ == "SentencePieceTokenizer"
+    renamed = tmp_path / "albert.model"
+    renamed.write_bytes(model)
+    tok = load_tokenizer(renamed, lowercase=False)
+    assert type(tok).__name__ == "SentencePieceTokenizer" and not tok.lowercase and tok.strip_accents
+    with pytest.raises(ValueError, match="albert.model.*not a SentencePiece model"):
+        renamed.write_bytes(b"\x0a\xff\xff")
+        load_tokenizer(renamed)
+
+
+def test_scores_of_an_hf_tokenizer_json_are_used(albert_dir, tmp_path, hf_albert):
+    """transformers 5 takes the scores of `tokenizer.json` (its ALBERT converter lowers pieces like "1,")."""
+    hf_albert.save_pretrained(str(tmp_path))  # transformers 5 writes tokenizer.json, not spiece.model
+    (tmp_path / "spiece.model").write_bytes((albert_dir / "spiece.model").read_bytes())
+    tokenizer_json = json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = tokenizer_json["model"]["vocab"]
+    the = [piece for piece, _ in vocab].index("▁the")
+    vocab[the][1] -= 100
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tokenizer_json), encoding="utf-8")
+    texts = ["the file is the one", "Then the other"]
+    ref = hf_albert_tokenizer(tmp_path)(texts, add_special_tokens=False)["input_ids"]
+    ours = load_tokenizer(tmp_path)(texts).to_list()
+    assert ours == ref and the not in sum(ours, []) and the in sum(load_tokenizer(albert_dir)(texts).to_list(), [])
