@@ -93,9 +93,11 @@ class SentencePieceModel:
         proto: bytes. The serialized `ModelProto`.
 
     Example:
-    >>> model = SentencePieceModel.from_bytes(open("spiece.model", "rb").read())  # doctest: +SKIP
-    >>> model.pieces[:3]  # doctest: +SKIP
-    ['<pad>', '<unk>', '[CLS]']
+    >>> proto = encode([(PIECES, LENGTH, encode([(PIECE_TEXT, LENGTH, b"<unk>"), (PIECE_TYPE, VARINT, UNKNOWN)])),
+    ...                 (PIECES, LENGTH, encode([(PIECE_TEXT, LENGTH, "▁a".encode())]))])
+    >>> model = SentencePieceModel.from_bytes(proto)
+    >>> model.pieces, model.types, model.model_type
+    (['<unk>', '▁a'], [2, 1], 1)
     """
 
     proto: bytes

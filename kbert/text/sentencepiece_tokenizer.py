@@ -13,10 +13,11 @@ import tensorflow_text as tf_text
 from tensorflow_text.python.ops.regex_split_ops import gen_regex_split_ops
 
 import kbert.file_io as file_io
-from kbert.text.ragged_rows import ragged_from_lengths, row_ids, sum_by_row, where_true
+from kbert.text.albert_normalizer import AlbertNormalizer
+from kbert.text.ragged_rows import (gather_rows, ragged_from_lengths, restore_order, row_ids, splits_from_lengths,
+                                    sum_by_row)
 from kbert.text.sentencepiece_model import META, UNKNOWN, UNIGRAM, SentencePieceModel, charsmap_characters
-from kbert.text.sentencepiece_normalization import (PLAIN, AlbertNormalizer, code_point_table, normalize_plain,
-                                                    plain_rule_holds)
+from kbert.text.sentencepiece_normalization import code_point_table
 
 # ALBERT's special pieces (HF AlbertTokenizer's defaults); [MASK] matters only to pretraining.
 PAD, CLS, SEP, MASK = "<pad>", "[CLS]", "[SEP]", "[MASK]"
@@ -104,8 +105,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
         chars = set("".join(self.vocabulary))
         nul = next(c for c in _NUL_STAND_INS if chr(c) not in chars)
         table = code_point_table(charsmap_characters(model.charsmap), self.lowercase, self.strip_accents, nul)
-        self._normalizer = AlbertNormalizer(table)
-        self._plain_route = plain_rule_holds(table, self.lowercase)
+        self._normalizer = AlbertNormalizer(table, self.lowercase)
         graph_proto = model.graph_proto()
         self._sentencepiece = tf_text.SentencepieceTokenizer(model=graph_proto, out_type=tf.int32)  # has offsets
         try:  # the same ids about 2.5 times faster, and a TFLite kernel
@@ -160,26 +160,31 @@ class SentencePieceTokenizer(keras.layers.Layer):
             raise ValueError(f"SentencePieceTokenizer takes a scalar or 1-D batch of strings, got shape {text.shape}")
         return tf.reshape(text, [-1]), text.shape.rank == 0
 
-    def _normalize(self, text: tf.Tensor) -> tf.Tensor:
-        """The normalised batch: printable-ASCII rows by string ops (`normalize_plain`), the others by the
-        code-point tables (about three times slower)."""
-        if not self._plain_route:
-            return self._normalizer(text)[0]
-        plain = tf.strings.regex_full_match(text, PLAIN)
-        plain_rows, other_rows = where_true(plain), where_true(~plain)
-        normalized = tf.concat([normalize_plain(tf.gather(text, plain_rows), self.lowercase),
-                                self._normalizer(tf.gather(text, other_rows))[0]], 0)
-        return tf.gather(normalized, tf.math.invert_permutation(tf.concat([plain_rows, other_rows], 0)))
+    def _word_pieces(self, words: tf.Tensor, with_offsets: bool = False) -> tuple[tf.Tensor, ...]:
+        """SentencePiece on each word (HF's Unigram lattice is a word's), once per distinct word of the batch.
+
+        Returns:
+            (pieces_per_word, ids) or, with offsets, (pieces_per_word, ids, starts, ends): int32, the flat
+            values in the order of `words`; starts and ends are bytes of the piece's word.
+        """
+        # One word at a time, not the whole text: SentencePiece sums float32 scores along what it is given,
+        # and over a long text the sums lose the precision that tells segmentations apart.
+        unique, index = tf.unique(words)
+        if with_offsets:
+            pieces, starts, ends = self._sentencepiece.tokenize_with_offsets(unique)
+            values = (pieces.flat_values, tf.cast(starts.flat_values, tf.int32), tf.cast(ends.flat_values, tf.int32))
+        else:
+            pieces = self._fast_sentencepiece.tokenize(unique)
+            values = (pieces.flat_values,)
+        positions, splits = gather_rows(pieces.row_splits, index)
+        return (splits[1:] - splits[:-1],) + tuple(tf.gather(v, positions) for v in values)
 
     def tokenize(self, inputs):
         """Token ids (no `[CLS]`/`[SEP]`); see the class docstring."""
         text, scalar = self._prepare(inputs)
-        # Word by word, as HF: SentencePiece sums float32 scores along the whole text it is given, and over a
-        # long text the sums lose the precision that tells close segmentations apart.
-        words = tf.strings.split(self._normalize(text))
-        pieces = self._fast_sentencepiece.tokenize(words.flat_values)
-        ids = ragged_from_lengths(pieces.flat_values, sum_by_row(pieces.row_lengths(), words.row_splits))
-        ids = ids.with_row_splits_dtype(tf.int64)
+        words = tf.strings.split(self._normalizer(text))
+        counts, ids = self._word_pieces(words.flat_values)
+        ids = ragged_from_lengths(ids, sum_by_row(counts, words.row_splits)).with_row_splits_dtype(tf.int64)
         return ids[0] if scalar else ids
 
     def call(self, inputs):
@@ -220,25 +225,25 @@ class SentencePieceTokenizer(keras.layers.Layer):
             (ids, starts, ends): int32, ragged `[batch, None]` (1-D for a scalar input).
         """
         text, scalar = self._prepare(inputs)
-        normalized, char_splits, char_ends = self._normalizer(text)
+        normalized, char_splits, char_ends, order = self._normalizer.with_characters(text)
         words, word_starts, _, word_splits = gen_regex_split_ops.regex_split_with_offsets(normalized, "( +)", "")
-        pieces, starts, ends = self._sentencepiece.tokenize_with_offsets(words)
-        piece_word = row_ids(pieces.row_splits, tf.int32)
+        counts, flat, start, end = self._word_pieces(words, with_offsets=True)
+        piece_word = row_ids(splits_from_lengths(counts), tf.int32)
         row = tf.gather(row_ids(word_splits, tf.int32), piece_word)
-        ids = ragged_from_lengths(pieces.flat_values, sum_by_row(pieces.row_lengths(), word_splits))
-        ids = ids.with_row_splits_dtype(tf.int64)
+        row_lengths = sum_by_row(counts, word_splits)
         first_char = tf.cast(char_splits[:-1], tf.int32)
         row_byte = tf.gather(tf.concat([[0], char_ends], 0), first_char)  # each row's first byte in the batch
         base = tf.gather(row_byte, row) + tf.gather(tf.cast(word_starts, tf.int32), piece_word)
-        flat = ids.flat_values
-        start, end = (tf.cast(t.flat_values, tf.int32) + base for t in (starts, ends))
+        start, end = start + base, end + base
         content = tf.gather(self._content_bytes, flat)
         content_start = tf.where(content < 0, start, end - content)
         start_char = tf.searchsorted(char_ends, content_start, side="right", out_type=tf.int32)
         end_char = tf.where(content == 0, start_char + 1,
                             tf.searchsorted(char_ends, end - 1, side="right", out_type=tf.int32) + 1)
         row_start = tf.gather(first_char, row)
-        out = (ids, ids.with_flat_values(start_char - row_start), ids.with_flat_values(end_char - row_start))
+        out = tuple((ragged_from_lengths(v, row_lengths),) for v in (flat, start_char - row_start,
+                                                                     end_char - row_start))
+        out = tuple(t.with_row_splits_dtype(tf.int64) for t in restore_order(out, order))
         return tuple(t[0] for t in out) if scalar else out
 
     def detokenize(self, ids):
