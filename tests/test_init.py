@@ -63,7 +63,7 @@ def test_the_public_api_is_unchanged():
     assert sorted(kbert.__all__) == sorted([
         "BertClassifier", "BertConfig", "BertEmbeddings", "BertEncoder", "BertPreprocessor", "BertPretrainer",
         "BertQuestionAnswerer", "BertTokenClassifier", "BertTokenizer", "CheckpointError", "PRESETS",
-        "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary", "load_model",
+        "SentencePieceTokenizer", "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary", "load_model",
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
         "to_keras_hub",
         # the Task API

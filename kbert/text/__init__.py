@@ -11,7 +11,8 @@ _EXPORTS = {
     "load_tokenizer": "kbert.text.loading",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
+    "learn_sentencepiece": "kbert.text.sentencepiece_vocabulary",
 }
 __all__ = ["BertTokenizer", "SentencePieceTokenizer", "TFLiteBertTokenizer", "BertPreprocessor", "load_tokenizer",
-           "learn_vocabulary"]
+           "learn_vocabulary", "learn_sentencepiece"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
