@@ -121,6 +121,9 @@ def test_graph_tf_data_config_and_directory_round_trip(albert_tok, tmp_path):
     config = json.loads(json.dumps(albert_tok.get_config()))  # plain data
     clone = SentencePieceTokenizer.from_config(config)
     assert clone(texts).to_list() == eager and (clone.lowercase, clone.strip_accents) == (True, True)
+    pre = BertPreprocessor(albert_tok, sequence_length=12)
+    packed = BertPreprocessor.from_config(json.loads(json.dumps(pre.get_config())))((texts, texts[::-1]))
+    assert packed["token_ids"].numpy().tolist() == pre((texts, texts[::-1]))["token_ids"].numpy().tolist()
     albert_tok.save_vocabulary(tmp_path)
     assert json.loads((tmp_path / "tokenizer_config.json").read_text())["keep_accents"] is False
     assert load_tokenizer(tmp_path)(texts).to_list() == eager
