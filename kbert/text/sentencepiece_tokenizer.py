@@ -18,6 +18,7 @@ from kbert.text.ragged_rows import (gather_rows, ragged_from_lengths, restore_or
                                     sum_by_row)
 from kbert.text.sentencepiece_model import META, UNKNOWN, UNIGRAM, SentencePieceModel, charsmap_characters
 from kbert.text.sentencepiece_normalization import code_point_table
+from kbert.text.token_vocabulary import TokenVocabulary
 
 # ALBERT's special pieces (HF AlbertTokenizer's defaults); [MASK] matters only to pretraining.
 PAD, CLS, SEP, MASK = "<pad>", "[CLS]", "[SEP]", "[MASK]"
@@ -38,7 +39,7 @@ def _read_proto(proto: bytes | str | os.PathLike) -> bytes:
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class SentencePieceTokenizer(keras.layers.Layer):
+class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     """ALBERT's tokenizer (normalise, split at white space, SentencePiece Unigram) inside the TF graph.
 
     Gives the ids of transformers' `AlbertTokenizer` as `AutoTokenizer.from_pretrained(DIR)` builds it in
@@ -86,10 +87,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
         if model.model_type != UNIGRAM:
             raise ValueError(f"SentencePieceTokenizer runs Unigram models (ALBERT's); this model's type is "
                              f"{model.model_type} (2 is BPE)")
-        self.vocabulary = model.pieces
-        self._token_to_id = {}
-        for i, piece in enumerate(self.vocabulary):
-            self._token_to_id.setdefault(piece, i)
+        self.set_vocabulary(model.pieces)
         missing = [t for t in (PAD, CLS, SEP) if t not in self._token_to_id]
         if UNKNOWN not in model.types:
             missing.append("an unknown piece (<unk>)")
@@ -122,23 +120,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
         self._content_bytes = tf.constant(content, tf.int32)
         self.built = True
 
-    # ---- vocabulary ------------------------------------------------------------------------------
-    def vocabulary_size(self) -> int:
-        return len(self.vocabulary)
-
-    def get_vocabulary(self) -> list[str]:
-        return list(self.vocabulary)
-
-    def token_to_id(self, token: str) -> int:
-        if token not in self._token_to_id:
-            raise KeyError(f"piece {token!r} is not in the SentencePiece model")
-        return self._token_to_id[token]
-
-    def id_to_token(self, id: int) -> str:
-        if not 0 <= int(id) < len(self.vocabulary):
-            raise IndexError(f"id {id} is outside the vocabulary (size {len(self.vocabulary)})")
-        return self.vocabulary[int(id)]
-
+    # ---- vocabulary (the look-ups are `TokenVocabulary`'s) ------------------------------------------
     def save_vocabulary(self, directory: str | os.PathLike) -> str:
         """Writes `spiece.model` and an HF `tokenizer_config.json` (`AlbertTokenizer`, `do_lower_case`,
         `keep_accents`) into `directory`; returns the spiece.model path."""
