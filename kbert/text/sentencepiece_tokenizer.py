@@ -9,7 +9,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
-
 from tensorflow_text.python.ops.regex_split_ops import gen_regex_split_ops
 
 import kbert.file_io as file_io
@@ -42,13 +41,18 @@ def _read_proto(proto: bytes | str | os.PathLike) -> bytes:
 class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     """ALBERT's tokenizer (normalise, split at white space, SentencePiece Unigram) inside the TF graph.
 
-    Gives the ids of transformers' `AlbertTokenizer` as `AutoTokenizer.from_pretrained(DIR)` builds it in
-    transformers 5 (the `tokenizers` pipeline, "fast"): `` and '' become ", NFKD and marks deleted unless
-    accents are kept, lower-casing, the model's character map, a "▁" before every word, then Unigram.
-    The normalisation runs on code-point tables (`kbert.text.sentencepiece_normalization`, which lists
-    the known divergences); tensorflow-text's `FastSentencepieceTokenizer` runs Unigram on the result
-    (its `SentencepieceTokenizer`, with the same ids, where offsets are asked for).
-    The model file is held inline (config and graph constant): a SavedModel needs no file path.
+    Gives the ids, offsets and word ids of transformers' `AlbertTokenizer` as `AutoTokenizer.from_pretrained`
+    builds it in transformers 5 (the `tokenizers` pipeline, "fast"): `` and '' become ", NFKD and marks
+    deleted unless accents are kept, lower-casing, the model's character map, a "▁" before every word, then
+    Unigram on each word. The normalisation runs on code-point tables (`kbert.text.albert_normalizer`;
+    `kbert.text.sentencepiece_normalization` lists the known divergences); tensorflow-text's
+    `FastSentencepieceTokenizer` runs Unigram on each distinct word of a batch (its `SentencepieceTokenizer`,
+    with the same ids, where offsets are asked for), with scores rounded so that ties break as in HF
+    (`SentencePieceModel.graph_proto`). The model file is held inline (config and graph constant): a
+    SavedModel needs no file path.
+
+    Offsets are HF's, except where HF's are off: after characters that the character map deletes at the
+    very start of a text (HF gives "\x01the" the span (0, 3), kbert (1, 4)).
 
     Text like "[SEP]" is plain text, as in `BertTokenizer` (HF matches it as the special token unless
     `split_special_tokens=True`). Invalid UTF-8: each invalid sequence becomes U+FFFD (offsets count it as

@@ -57,6 +57,16 @@ def test_tiny_model_hand_checked():
     assert ids == [5, 17, 5, 1] and list(zip(starts, ends)) == [(2, 3), (2, 3), (4, 5), (4, 6)]
 
 
+def test_offsets_after_deleted_leading_characters(albert_tok, hf_albert):
+    """HF's alignment loses what its character map deletes before the first character it keeps; kbert's
+    offsets cover the piece's own characters (HF's for the text without that start, moved by its length)."""
+    ids, starts, ends = (t.numpy().tolist() for t in albert_tok.tokenize_with_offsets("\x01\x7fthe"))
+    ref = hf_encode(hf_albert, ["\x01\x7fthe", "the"])
+    assert ids == ref["input_ids"][0] == ref["input_ids"][1]
+    assert ref["offset_mapping"][0][0] == (0, 3) and ref["offset_mapping"][1][0] == (0, 3)
+    assert (starts[0], ends[-1]) == (2, 5)
+
+
 @pytest.mark.parametrize("sequence_length,truncate,hf_truncation", [
     (256, "round_robin", False),  # no truncation
     (24, "waterfall", "only_second"),  # the first segment kept whole (short ones are picked), the second cut
