@@ -55,6 +55,14 @@ def test_tiny_model_hand_checked():
     # "e" alone: the lone "▁" piece covers its word's first character; an unknown one is <unk>.
     ids, starts, ends = (t.numpy().tolist() for t in tok.tokenize_with_offsets("  e\u00a0\x00Z"))
     assert ids == [5, 17, 5, 1] and list(zip(starts, ends)) == [(2, 3), (2, 3), (4, 5), (4, 6)]
+    # Keeping accents, this model's tables delete nothing: quote pairs are then found with array operations
+    # instead of being written over with a deleted character; both give the same.
+    kept = SentencePieceTokenizer(tiny_model(TINY), strip_accents=False)
+    assert kept._normalizer.pair_marker is None and tok._normalizer.pair_marker is not None
+    texts = tf.constant(["The ``Cats'' sat", "```" + "'''x", "''", "x ``"])
+    assert [t.to_list() for t in kept.tokenize_with_offsets(texts)] == [
+        t.to_list() for t in tok.tokenize_with_offsets(texts)]
+    assert kept(texts).to_list() == tok(texts).to_list()
 
 
 def test_offsets_after_deleted_leading_characters(albert_tok, hf_albert):
@@ -171,7 +179,8 @@ def test_cased_and_accented_settings_match_hf(albert_dir, tmp_path, held_out_lin
 
 
 def test_invalid_utf8_reads_as_replacement_characters(albert_tok, hf_albert):
-    bad = [b"caf\xc3 \xff\xfebad\x80 ok", b"\xc3\x28", b"\xed\xa0\x80x", b"\xf4\x90\x80\x80z", b"a\xf0\x9f\x98"]
+    bad = [b"caf\xc3 \xff\xfebad\x80 ok", b"\xc3\x28", b"\xed\xa0\x80x", b"\xf4\x90\x80\x80z", b"a\xf0\x9f\x98",
+           b"\xff``a''\xc3"]
     text = [b.decode("utf-8", "replace") for b in bad]  # one U+FFFD per invalid sequence, as TensorFlow reads it
     ids, starts, ends = albert_tok.tokenize_with_offsets(tf.constant(bad))
     ref = hf_encode(hf_albert, text)
