@@ -28,6 +28,7 @@ _EXPORTS = {
     "BertPreprocessor": "kbert.text.bert_preprocessor",
     "BertTokenizer": "kbert.text.bert_tokenizer",
     "ByteLevelBpeTokenizer": "kbert.text.byte_bpe_tokenizer",
+    "SentencePieceTokenizer": "kbert.text.sentencepiece_tokenizer",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
     "load_tokenizer": "kbert.text.loading",

@@ -24,7 +24,8 @@ class UsageError(Exception):
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("kbert.cli.demo", "Fine-tune, evaluate and export a classifier on built-in data, offline."),
-    "vocab": ("kbert.cli.vocab", "Learn a WordPiece (BERT) or byte-level BPE (RoBERTa) vocabulary from text files."),
+    "vocab": ("kbert.cli.vocab", "Learn a WordPiece (BERT), SentencePiece (ALBERT) or byte-level BPE (RoBERTa) "
+                                 "vocabulary from text files."),
     "create-pretraining-data": (
         "kbert.cli.create_pretraining_data",
         "Turn a text corpus into masked-LM + NSP/SOP TFRecords.",
