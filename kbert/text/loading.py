@@ -84,8 +84,8 @@ def _byte_level_bpe(vocab_file: str, lowercase: bool | None) -> keras.layers.Lay
 # What a directory holds -> the tokenizer that reads it; the first row whose file is there wins.
 TOKENIZER_FILES: tuple[tuple[str, Callable[[str, bool | None], keras.layers.Layer]], ...] = (
     ("spiece.model", _sentencepiece),
-    ("vocab.json", _byte_level_bpe),
     ("vocab.txt", _wordpiece),
+    ("vocab.json", _byte_level_bpe),
 )
 
 

@@ -72,5 +72,8 @@ def test_vocab_json_and_merges_give_a_byte_level_bpe(bpe_dir, tmp_path):
 
 def test_missing_vocabulary_names_every_layout(tmp_path):
     (tmp_path / "vocab.json").write_text("{}")
-    with pytest.raises(FileNotFoundError, match=r"vocab.txt \(or vocab.json \+ merges.txt\)"):
+    with pytest.raises(FileNotFoundError, match="a byte-level BPE vocabulary without its merges.txt"):
         load_tokenizer(tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"no tokenizer file \(spiece.model or vocab.txt or vocab.json\)"):
+        load_tokenizer(tmp_path / "empty")
