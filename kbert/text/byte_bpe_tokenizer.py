@@ -13,12 +13,13 @@ from kbert.text.byte_level_split import split_words
 from kbert.text.byte_pair_merging import NO_RULE, merge_words, pack_rule
 from kbert.text.normalization import to_valid_utf8
 from kbert.text.ragged_rows import ragged_from_lengths, row_ids, splits_from_lengths, sum_by_row, where_true
+from kbert.text.token_vocabulary import TokenVocabulary
 
 _BLANK_BYTES = b" \t\n\x0b\x0c\r"
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class ByteLevelBpeTokenizer(keras.layers.Layer):
+class ByteLevelBpeTokenizer(TokenVocabulary, keras.layers.Layer):
     """RoBERTa's tokenizer (GPT-2 word splitting, then byte-pair merges on each word's bytes) in the TF graph.
 
     Gives the same ids as HF's `RobertaTokenizer` (fast) without special tokens, with one deliberate
@@ -78,11 +79,9 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
             vocabulary = bv.tokens_in_id_order(vocabulary)
         if isinstance(merges, (str, os.PathLike)):
             merges = bv.read_merges(merges)
-        # Set past Keras' attribute tracking, which would wrap each of 50k strings (about a second).
-        object.__setattr__(self, "vocabulary", [str(t) for t in vocabulary])
-        object.__setattr__(self, "merges", [str(m) for m in merges])
+        self.set_vocabulary(vocabulary)
+        object.__setattr__(self, "merges", [str(m) for m in merges])  # untracked, as the vocabulary
         self.add_prefix_space = bool(add_prefix_space)
-        self._token_to_id = {token: i for i, token in enumerate(self.vocabulary)}
         missing = [t for t in (*bv.REQUIRED_SPECIAL_TOKENS, *bv.byte_alphabet()) if t not in self._token_to_id]
         if missing:
             raise ValueError(f"vocabulary lacks {len(missing)} required token(s): {', '.join(missing[:8])}")
@@ -115,23 +114,7 @@ class ByteLevelBpeTokenizer(keras.layers.Layer):
         self._starts_blank = tf.constant([r[:1] != b"" and r[0] in _BLANK_BYTES for r in raw])
         self._ends_blank = tf.constant([r[-1:] != b"" and r[-1] in _BLANK_BYTES for r in raw])
 
-    # ---- vocabulary ------------------------------------------------------------------------------
-    def vocabulary_size(self) -> int:
-        return len(self.vocabulary)
-
-    def get_vocabulary(self) -> list[str]:
-        return list(self.vocabulary)
-
-    def token_to_id(self, token: str) -> int:
-        if token not in self._token_to_id:
-            raise KeyError(f"token {token!r} is not in the vocabulary")
-        return self._token_to_id[token]
-
-    def id_to_token(self, id: int) -> str:
-        if not 0 <= int(id) < len(self.vocabulary):
-            raise IndexError(f"id {id} is outside the vocabulary (size {len(self.vocabulary)})")
-        return self.vocabulary[int(id)]
-
+    # ---- vocabulary (look-ups: `TokenVocabulary`) -------------------------------------------------
     def save_vocabulary(self, directory: str | os.PathLike) -> str:
         """Writes `vocab.json`, `merges.txt` and `tokenizer_config.json` into `directory`; returns the
         vocab.json path."""

@@ -19,10 +19,12 @@ class TokenVocabulary:
 
     def set_vocabulary(self, tokens: list[str]) -> None:
         """Keeps the tokens; a token listed twice keeps its first id."""
-        self.vocabulary = [str(t) for t in tokens]
-        self._token_to_id: dict[str, int] = {}
-        for i, token in enumerate(self.vocabulary):
-            self._token_to_id.setdefault(token, i)
+        to_id: dict[str, int] = {}
+        for i, token in enumerate(tokens):
+            to_id.setdefault(str(token), i)
+        # Set past a Keras layer's attribute tracking, which would wrap each of 50k strings (about a second).
+        object.__setattr__(self, "vocabulary", [str(t) for t in tokens])
+        object.__setattr__(self, "_token_to_id", to_id)
 
     def vocabulary_size(self) -> int:
         return len(self.vocabulary)
