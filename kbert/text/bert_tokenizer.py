@@ -72,11 +72,7 @@ class BertTokenizer(TokenVocabulary, keras.layers.Layer):
         max_chars_per_word: int = 100,
         **kwargs,
     ):
-        kwargs.setdefault("dtype", "int32")
-        kwargs.setdefault("trainable", False)
-        super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
+        self._init_string_layer(**kwargs)
         if isinstance(vocabulary, (str, os.PathLike)):
             vocabulary = read_vocabulary(vocabulary)
         self.set_vocabulary(vocabulary)

@@ -68,11 +68,7 @@ class ByteLevelBpeTokenizer(TokenVocabulary, keras.layers.Layer):
         add_prefix_space: bool = False,
         **kwargs,
     ):
-        kwargs.setdefault("dtype", "int32")
-        kwargs.setdefault("trainable", False)
-        super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
+        self._init_string_layer(**kwargs)
         if isinstance(vocabulary, (str, os.PathLike)):
             vocabulary = bv.read_vocab_json(vocabulary)
         elif isinstance(vocabulary, dict):

@@ -81,11 +81,7 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
 
     def __init__(self, proto: bytes | str | os.PathLike, lowercase: bool = True, strip_accents: bool = True,
                  **kwargs):
-        kwargs.setdefault("dtype", "int32")
-        kwargs.setdefault("trainable", False)
-        super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
+        self._init_string_layer(**kwargs)
         self.proto = _read_proto(proto)
         model = SentencePieceModel.from_bytes(self.proto)
         if model.model_type != UNIGRAM:

@@ -17,6 +17,15 @@ class TokenVocabulary:
 
     vocabulary: list[str]
 
+    def _init_string_layer(self, **kwargs) -> None:
+        """The Keras layer a tokenizer also is (the next class in its bases): int32 ids out, nothing to train,
+        strings in as they come (Keras would convert Python strings and lists to tensors of its own dtype)."""
+        kwargs.setdefault("dtype", "int32")
+        kwargs.setdefault("trainable", False)
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+
     def set_vocabulary(self, tokens: list[str]) -> None:
         """Keeps the tokens; a token listed twice keeps its first id."""
         to_id: dict[str, int] = {}
