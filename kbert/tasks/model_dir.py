@@ -153,8 +153,10 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
     model_file = file_io.join(directory, "model.keras")
     if not file_io.isfile(model_file):
         raise FileNotFoundError(f"{model_file} is missing")
-    # The task's module is imported first: it registers the Keras class that model.keras names.
+    # The task's module is imported first: it registers the Keras class that model.keras names; so do the
+    # families' encoder modules (a RoBERTa model names `RobertaEncoder`, registered where it is defined).
     task = task_from_info(info)
+    import kbert.models.families  # noqa: F401
     model = file_io.load_keras_model(model_file, compile=False)
     if compile:
         model.compile()
