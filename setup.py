@@ -16,6 +16,7 @@ INSTALL_REQUIRES = [
     "numpy",
     "pyyaml",
     "jieba>=0.42",
+    "sentencepiece>=0.2",  # `kbert vocab --kind sentencepiece` learns with it (the tokenizer needs only TF text)
     "tensorflow-serving-api>=2.20,<2.22",
     "ai-edge-litert>=2.0",
     "tokenizers>=0.19",  # `kbert vocab --kind bpe` learns with it (keras-hub needs it as well)

@@ -73,9 +73,11 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
 
     torch.set_num_threads(os.cpu_count())
     minilm = kbert.pretrained.minilm_path()
-    out = export(load_source(minilm, sequence_length=128), workdir / "encoder" / "1")
+    # The checkpoint's encoder alone (pooled_output), though its directory is a sentence-transformers one.
+    out = export(load_source(minilm, sequence_length=128, encoder=True), workdir / "encoder" / "1")
     fn = tf.saved_model.load(str(out)).signatures["serving_default"]
-    out_bf16 = export(load_source(minilm, sequence_length=128), workdir / "encoder_bf16" / "1", precision="bfloat16")
+    out_bf16 = export(load_source(minilm, sequence_length=128, encoder=True), workdir / "encoder_bf16" / "1",
+                      precision="bfloat16")
     fn_bf16 = tf.saved_model.load(str(out_bf16)).signatures["serving_default"]
     pre = tf.saved_model.load(str(out)).signatures["preprocess"]
     encoder = kbert.load_pretrained(minilm)

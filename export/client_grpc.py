@@ -16,6 +16,7 @@ INPUTS = {
     "tag": {"text": ["Ada Lovelace lived in London"]},
     "qa": {"question": ["Who wrote the notes?"], "context": ["The notes were written by Ada."]},
     "encoder": {"text": ["a great movie"]},
+    "embed": {"text": ["a heron at dawn"]},
 }
 
 

@@ -5,8 +5,9 @@ Request bodies per task (signature `serving_default`, "inputs" in columnar form)
     ... with a pair                {"inputs": {"text": [...], "text_pair": [...]}, "signature_name": "serving_pair"}
     tag                            {"inputs": {"text": ["Ada Lovelace lived in London"]}}
     qa                             {"inputs": {"question": ["who?"], "context": ["Ada wrote it."]}}
+    embed                          {"inputs": {"text": ["a heron at dawn"]}}
 The answer is {"outputs": {name: [one value per input]}}: probabilities/label_id/label, score,
-word_*/entity_*, start_char/end_char/score/answer, or pooled_output/mean_embedding.
+word_*/entity_*, start_char/end_char/score/answer, pooled_output/mean_embedding/embedding, or embedding.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ REQUESTS = {
     "regress": {"inputs": {"text": ["a man is playing"], "text_pair": ["a man plays"]},
                 "signature_name": "serving_pair"},
     "encoder": {"inputs": {"text": ["a great movie"]}},
+    "embed": {"inputs": {"text": ["a heron at dawn"]}},
     "tag": {"inputs": {"text": ["Ada Lovelace lived in London"]}},
     "qa": {"inputs": {"question": ["Who wrote the notes?"], "context": ["The notes were written by Ada."]}},
 }

@@ -28,10 +28,13 @@ _EXPORTS = {
     "BertPreprocessor": "kbert.text.bert_preprocessor",
     "BertTokenizer": "kbert.text.bert_tokenizer",
     "ByteLevelBpeTokenizer": "kbert.text.byte_bpe_tokenizer",
+    "SentencePieceTokenizer": "kbert.text.sentencepiece_tokenizer",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
     "load_tokenizer": "kbert.text.loading",
+    "load_embeddings": "kbert.embeddings.embedding_files",
     "load_model": "kbert.tasks.model_dir",
+    "load_sentence_encoder": "kbert.tasks.embedding",
     "save_model": "kbert.tasks.model_dir",
     # The Task API: one object per downstream problem, and the loop that fine-tunes any of them. Each task
     # class and its Keras model come from the task registry (`kbert.tasks.registry.public_names`).

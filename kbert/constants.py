@@ -33,3 +33,8 @@ VERBOSE_HELP = "progress output: 0 none, 1 a progress bar, 2 one line per epoch 
 # `tf.distribute` strategies by name (`kbert.training.strategy.get_strategy`, the `--strategy` of training).
 StrategyName = Literal["auto", "one_device", "mirrored", "multi_worker", "tpu"]
 STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
+
+# How a sentence embedding is pooled from the token vectors, as sentence-transformers' Pooling module's modes
+# of the same names (`kbert.layers.sentence_pooling.SentencePooling`, the embed task's `--pooling`).
+PoolingMode = Literal["mean", "cls", "max", "mean_sqrt_len_tokens"]
+POOLING_MODES: tuple[str, ...] = get_args(PoolingMode)

@@ -33,6 +33,7 @@ def test_import_kbert_loads_no_framework_and_sets_nothing():
         "from kbert.training.pretrain_config import PretrainConfig\n"
         "from kbert.pretraining_data.create_config import CreatePretrainingDataConfig\n"
         "from kbert.tasks.registry import COMMANDS\n"
+        "import kbert.embeddings, kbert.embeddings.embed_config, kbert.embeddings.index_config\n"
         "assert dict(os.environ) == before, set(os.environ.items()) ^ set(before.items())\n"
         "print(sorted(m for m in ('tensorflow', 'keras', 'keras_hub', 'tensorflow_text', 'torch', 'numpy')"
         " if m in sys.modules))\n")
@@ -63,11 +64,14 @@ def test_the_public_api_is_unchanged():
     assert sorted(kbert.__all__) == sorted([
         "BertClassifier", "BertConfig", "BertEmbeddings", "BertEncoder", "BertPreprocessor", "BertPretrainer",
         "BertQuestionAnswerer", "BertTokenClassifier", "BertTokenizer", "ByteLevelBpeTokenizer", "CheckpointError",
-        "PRESETS", "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary", "load_model",
+        "PRESETS", "SentencePieceTokenizer", "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary",
+        "load_embeddings", "load_model",
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
         "to_keras_hub",
         # the BERT family's other encoders
         "AlbertConfig", "AlbertEncoder", "RobertaConfig", "RobertaEncoder",
+        # sentence embeddings
+        "BertSentenceEmbedder", "EmbeddingTask", "load_sentence_encoder",
         # the Task API
         "Task", "ClassificationTask", "RegressionTask", "TaggingTask", "QuestionAnsweringTask", "EncoderTask", "get_task",
         "FinetuneConfig", "finetune", "evaluate_model", "PretrainConfig", "pretrain"])

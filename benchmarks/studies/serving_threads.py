@@ -58,7 +58,8 @@ def main() -> None:
         tf.config.threading.set_inter_op_parallelism_threads(args.inter)
         path = args.workdir / args.precision / "1"
         if not (path / "saved_model.pb").exists():
-            export(load_source(kbert.pretrained.minilm_path(), sequence_length=128), path, precision=args.precision)
+            source = load_source(kbert.pretrained.minilm_path(), sequence_length=128, encoder=True)
+            export(source, path, precision=args.precision)
         serve = tf.saved_model.load(str(path)).signatures["serving_default"]
         fn = lambda batch: serve(text=tf.constant(batch))["pooled_output"].numpy()  # noqa: E731
     for batch in batches[:3]:

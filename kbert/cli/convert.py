@@ -13,9 +13,9 @@ class ConvertSettings:
     """The settings of `kbert convert`, one flag each.
 
     Args:
-        source: str. A checkpoint directory: Hugging Face, Google TF1 or kbert.
+        source: str. A checkpoint directory: Hugging Face, Google TF1 (BERT or ALBERT) or kbert.
         out: str. The directory to write.
-        format: str. The layout to write: "kbert", "hf" or "google".
+        format: str. The layout to write: "kbert", "hf" or "google" (BERT and ALBERT).
 
     Example:
         >>> ConvertSettings("bert-base", out="converted").format
@@ -41,19 +41,13 @@ def run(args: argparse.Namespace) -> int:
 
     settings = ConvertSettings(**collect(args, ConvertSettings))
     source, out = settings.source, settings.out
-    config, tensors = checkpoints.read_checkpoint(source)
+    _, tensors = checkpoints.read_checkpoint(source)
     encoder = checkpoints.load_pretrained(source)  # validates every tensor against the config
     heads = checkpoints.read_pretraining_heads(source)
-    vocabulary = file_io.join(source, "vocab.txt") if file_io.isfile(file_io.join(source, "vocab.txt")) else None
-    if settings.format == "google":
-        checkpoints.write_google_checkpoint(
-            {**checkpoints.encoder_tensors(encoder), **heads}, config, out, vocabulary=vocabulary
-        )
-    else:
-        checkpoints.save_pretrained(encoder, out, format=settings.format, vocabulary=vocabulary,
-                                    head_tensors=heads or None)
-        tokenizer_config = file_io.join(source, "tokenizer_config.json")
-        if file_io.isfile(tokenizer_config) and vocabulary is not None:
-            file_io.copy(tokenizer_config, file_io.join(out, "tokenizer_config.json"))
+    vocabulary = checkpoints.vocabulary_file(source)  # vocab.txt, or ALBERT's SentencePiece model
+    checkpoints.save_pretrained(encoder, out, format=settings.format, vocabulary=vocabulary, head_tensors=heads or None)
+    tokenizer_config = file_io.join(source, "tokenizer_config.json")
+    if settings.format != "google" and file_io.isfile(tokenizer_config) and vocabulary is not None:
+        file_io.copy(tokenizer_config, file_io.join(out, "tokenizer_config.json"))
     print(f"Wrote {settings.format} checkpoint ({len(tensors)} tensors) to {out}")
     return 0

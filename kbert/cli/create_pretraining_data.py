@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from kbert.cli.flags import add_dataclass_flags, collect
+from kbert.cli.flags import add_dataclass_flags, beam_options, collect
 from kbert.pretraining_data.create_config import CreatePretrainingDataConfig
 
 PASS_UNKNOWN_ARGS = True  # `kbert.cli.main` hands unknown flags over as `args.unknown_args` (Beam's options)
@@ -35,22 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Creates the pretraining data (errors in the input are printed by `kbert.cli.main`)."""
-    from kbert.cli.main import UsageError
     from kbert.pretraining_data.create import create_pretraining_data
 
-    unknown = getattr(args, "unknown_args", [])
-    if unknown and not args.beam:
-        raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (pipeline options need --beam)")
+    pipeline_options = beam_options(args)
     config = CreatePretrainingDataConfig(**collect(args, CreatePretrainingDataConfig))
     try:
-        if args.beam:
-            from kbert.pretraining_data.beam_pipeline import create_pretraining_data_beam, import_beam
+        if pipeline_options is not None:
+            from kbert.pretraining_data.beam_pipeline import create_pretraining_data_beam
 
-            try:
-                import_beam()
-            except ImportError as error:
-                raise UsageError(str(error)) from error
-            metadata = create_pretraining_data_beam(config, unknown)
+            metadata = create_pretraining_data_beam(config, pipeline_options)
         else:
             metadata = create_pretraining_data(config)
     except KeyError as error:  # a vocabulary without a token the data needs

@@ -135,3 +135,28 @@ def collect(args: argparse.Namespace, cls: type, skip: Iterable[str] = ()) -> di
     """The values given on the command line for the fields of dataclass `cls` (keyword arguments of it)."""
     values = vars(args)
     return {f.name: values[f.name] for f, _ in cli_fields(cls, skip) if values.get(f.name) is not None}
+
+
+def beam_options(args: argparse.Namespace) -> list[str] | None:
+    """Beam's pipeline options of a command with `--beam` (the flags kbert does not know), or None without it.
+
+    The command sets `PASS_UNKNOWN_ARGS` (see `kbert.cli.main`) and has a `--beam` switch.
+
+    Raises:
+        UsageError: flags kbert does not know without `--beam`, or `--beam` without Apache Beam installed
+            (the message names the `kbert[beam]` extra).
+    """
+    from kbert.cli.main import UsageError
+
+    unknown = list(getattr(args, "unknown_args", []))
+    if not args.beam:
+        if unknown:
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (pipeline options need --beam)")
+        return None
+    from kbert.pretraining_data.beam_pipeline import import_beam
+
+    try:
+        import_beam()
+    except ImportError as error:
+        raise UsageError(str(error)) from error
+    return unknown

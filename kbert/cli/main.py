@@ -24,7 +24,8 @@ class UsageError(Exception):
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("kbert.cli.demo", "Fine-tune, evaluate and export a classifier on built-in data, offline."),
-    "vocab": ("kbert.cli.vocab", "Learn a WordPiece (BERT) or byte-level BPE (RoBERTa) vocabulary from text files."),
+    "vocab": ("kbert.cli.vocab", "Learn a WordPiece (BERT), SentencePiece (ALBERT) or byte-level BPE (RoBERTa) "
+                                 "vocabulary from text files."),
     "create-pretraining-data": (
         "kbert.cli.create_pretraining_data",
         "Turn a text corpus into masked-LM + NSP/SOP TFRecords.",
@@ -34,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("kbert.cli.evaluate", "Evaluate a fine-tuned model directory on a dataset."),
     "export": ("kbert.cli.export", "Export a strings-in SavedModel (and TFLite)."),
     "predict": ("kbert.cli.predict", "Run an exported SavedModel or .tflite on texts."),
+    "embed": ("kbert.cli.embed", "Embed every row of a corpus with an export, into Parquet shards (or with Beam)."),
+    "index": ("kbert.cli.index", "Build a semantic-search SavedModel from embeddings and their export."),
     "convert": ("kbert.cli.convert", "Convert a checkpoint (HF, Google TF1, kbert) to kbert or HF layout."),
 }
 

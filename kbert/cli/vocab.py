@@ -1,4 +1,5 @@
-"""`kbert vocab`: learn a WordPiece (BERT) or byte-level BPE (RoBERTa) vocabulary from text files."""
+"""`kbert vocab`: learn a WordPiece (BERT), SentencePiece (ALBERT) or byte-level BPE (RoBERTa) vocabulary from text
+files."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import dataclasses
 from kbert.cli.flags import add_dataclass_flags, collect
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
 
-VOCAB_KINDS = ("wordpiece", "bpe")
+# What `--kind` learns: BERT's WordPiece vocab.txt, ALBERT's spiece.model or RoBERTa's vocab.json + merges.txt.
+VOCAB_KINDS = ("wordpiece", "sentencepiece", "bpe")
 
 
 @dataclasses.dataclass
@@ -18,12 +20,13 @@ class VocabSettings:
     Args:
         input: list of str. Text files, one text a line.
         size: int. The target vocabulary size.
-        out: str. The vocab.txt to write (wordpiece), or the directory for vocab.json + merges.txt (bpe).
-        lowercase: bool. Uncased (lower-case, strip accents); wordpiece only.
+        out: str. The vocab.txt to write (wordpiece), or the directory for spiece.model (sentencepiece) or
+            vocab.json + merges.txt (bpe).
+        lowercase: bool. Uncased (lower-case, strip accents); wordpiece and sentencepiece.
         min_count: int. Rarer tokens of the text are ignored.
         quiet: bool. No progress bar.
         encoding_errors: str. Bytes that are not UTF-8: "replace", "ignore" or "strict".
-        kind: str. "wordpiece" (BERT) or "bpe" (RoBERTa's byte-level BPE).
+        kind: str. "wordpiece" (BERT), "sentencepiece" (ALBERT) or "bpe" (RoBERTa's byte-level BPE).
 
     Example:
         >>> VocabSettings(["corpus.txt"], size=8000, out="vocab.txt").min_count
@@ -33,9 +36,10 @@ class VocabSettings:
     input: list[str] = dataclasses.field(metadata={"help": "text files, one text a line"})
     size: int = dataclasses.field(metadata={"help": "target vocabulary size"})
     out: str = dataclasses.field(metadata={
-        "help": "vocab.txt to write (wordpiece), or the directory for vocab.json + merges.txt (bpe)"})
+        "help": "vocab.txt to write (wordpiece), or the directory for spiece.model and tokenizer_config.json "
+                "(sentencepiece) or vocab.json + merges.txt (bpe)"})
     lowercase: bool = dataclasses.field(default=False, metadata={
-        "switch": True, "help": "uncased (lower-case, strip accents); wordpiece only"})
+        "switch": True, "help": "uncased (lower-case, strip accents); wordpiece and sentencepiece"})
     min_count: int = dataclasses.field(default=2, metadata={"help": "ignore rarer words (bpe: rarer pairs)"})
     quiet: bool = dataclasses.field(default=False, metadata={"switch": True, "help": "no progress bar"})
     encoding_errors: str = dataclasses.field(default=DEFAULT_ENCODING_ERRORS, metadata={
@@ -44,8 +48,9 @@ class VocabSettings:
                 "repaired lines and how many"})
     kind: str = dataclasses.field(default="wordpiece", metadata={
         "choices": VOCAB_KINDS,
-        "help": "wordpiece: BERT's vocab.txt; bpe: RoBERTa's byte-level BPE (vocab.json + merges.txt, <s> <pad> </s> "
-                "<unk> first, <mask> last)"})
+        "help": "wordpiece: BERT's vocab.txt; sentencepiece: ALBERT's Unigram spiece.model with <pad> <unk> [CLS] "
+                "[SEP] [MASK] at 0-4, loadable by kbert.load_tokenizer(OUT) and transformers' AutoTokenizer; bpe: "
+                "RoBERTa's byte-level BPE (vocab.json + merges.txt, <s> <pad> </s> <unk> first, <mask> last)"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,13 +59,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Learns the vocabulary and writes it: one token a line (wordpiece), or vocab.json + merges.txt (bpe)."""
+    """Learns the vocabulary and writes it: one token a line (wordpiece), spiece.model (sentencepiece), or
+    vocab.json + merges.txt (bpe)."""
     import kbert.file_io as file_io
     from kbert.text.vocabulary import learn_vocabulary
 
     settings = VocabSettings(**collect(args, VocabSettings))
     if settings.kind == "bpe":
         return _run_bpe(settings)
+    if settings.kind == "sentencepiece":
+        return _run_sentencepiece(settings)
     vocab = learn_vocabulary(
         settings.input, settings.size, lowercase=settings.lowercase, min_count=settings.min_count,
         verbose=not settings.quiet, encoding_errors=settings.encoding_errors,
@@ -80,4 +88,18 @@ def _run_bpe(settings: VocabSettings) -> int:
                                           verbose=not settings.quiet, encoding_errors=settings.encoding_errors)
     path = write_vocabulary(settings.out, tokens, merges)
     print(f"wrote {len(tokens)} tokens and {len(merges)} merges to {path} and merges.txt")
+    return 0
+
+
+def _run_sentencepiece(settings: VocabSettings) -> int:
+    """`--kind sentencepiece`: ALBERT's spiece.model in the directory `--out`, loadable by `kbert.load_tokenizer`."""
+    from kbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+    from kbert.text.sentencepiece_vocabulary import learn_sentencepiece
+
+    proto = learn_sentencepiece(settings.input, settings.size, lowercase=settings.lowercase,
+                                strip_accents=settings.lowercase, verbose=not settings.quiet,
+                                encoding_errors=settings.encoding_errors)
+    tokenizer = SentencePieceTokenizer(proto, lowercase=settings.lowercase, strip_accents=settings.lowercase)
+    path = tokenizer.save_vocabulary(settings.out)
+    print(f"wrote {tokenizer.vocabulary_size()} pieces to {path}")
     return 0

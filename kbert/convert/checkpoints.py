@@ -1,5 +1,5 @@
 """Loading and saving BERT-family models (BERT, ALBERT, RoBERTa) as checkpoints: Hugging Face, Google's original
-TF1 (BERT), and kbert's own.
+TF1 (BERT and ALBERT), and kbert's own.
 
 A checkpoint directory is read into (config, {google_name: array}) by `kbert.convert.readers` (which
 tells the formats apart and whose names are re-exported here); the config's family picks the encoder class
@@ -20,17 +20,17 @@ import safetensors.numpy
 
 import kbert.file_io as file_io
 from kbert.config import CONFIG_CLASSES, DROPOUT_FIELDS, BertConfig, check_model_type
-from kbert.convert import names
-from kbert.convert.readers import (CONFIG_FILES, KBERT_CONFIG, KBERT_WEIGHTS, CheckpointError, detect_format,
-                                   read_checkpoint, read_config)
+from kbert.convert import google_tf1, names
+from kbert.convert.readers import (KBERT_CONFIG, KBERT_WEIGHTS, CheckpointError, detect_format,
+                                   read_checkpoint, read_config, vocabulary_file)
 from kbert.models.bert_encoder import BertEncoder
 from kbert.models.bert_pretrainer import BertPretrainer
 from kbert.models.families import encoder_class
 
 __all__ = [
-    "CONFIG_FILES", "KBERT_CONFIG", "KBERT_WEIGHTS", "CheckpointError", "assign_encoder_weights", "detect_format",
+    "KBERT_CONFIG", "KBERT_WEIGHTS", "CheckpointError", "assign_encoder_weights", "detect_format",
     "encoder_tensors", "load_pretrained", "load_pretrainer", "read_checkpoint", "read_config",
-    "read_pretraining_heads", "save_pretrained", "write_google_checkpoint",
+    "read_pretraining_heads", "save_pretrained", "vocabulary_file", "write_google_checkpoint",
 ]
 
 
@@ -159,7 +159,7 @@ def save_pretrained(
     lowercase: bool | None = None,
     config: BertConfig | None = None,
 ) -> str | os.PathLike:
-    """Writes an encoder, or a pretrainer's encoder and heads, in kbert's or Hugging Face's layout.
+    """Writes an encoder, or a pretrainer's encoder and heads, in kbert's, Hugging Face's or Google's layout.
 
     Args:
         model: an encoder (`BertEncoder`, `AlbertEncoder`, `RobertaEncoder`), or a `BertPretrainer` (its heads
@@ -168,8 +168,10 @@ def save_pretrained(
         format: "kbert" (kbert_config.json, with the family's `model_type`, + kbert_weights.safetensors, Google's
             tensor names) or "hf" (config.json + model.safetensors, which `transformers`' `BertModel`,
             `AlbertModel` or `RobertaModel` reads; with heads, `BertForPreTraining`, `AlbertForPreTraining` or
-            `AlbertForMaskedLM`, `RobertaForMaskedLM`).
-        vocabulary: optional list of tokens, vocab.txt path or `BertTokenizer`, written as vocab.txt.
+            `AlbertForMaskedLM`, `RobertaForMaskedLM`) or "google" (BERT: bert_config.json + bert_model.ckpt.*,
+            ALBERT: albert_config.json + model.ckpt-best.*, as Google's releases; `write_google_checkpoint`).
+        vocabulary: optional list of tokens, vocab.txt path or `BertTokenizer`, written as vocab.txt; or the path
+            of a SentencePiece model (`*.model`, ALBERT's), copied as spiece.model.
         head_tensors: optional Google-named head tensors to write with an encoder.
         lowercase: whether the vocabulary is lowercased (written to tokenizer_config.json).
         config: the config to write, if not the encoder's own: the same architecture with other
@@ -197,8 +199,10 @@ def save_pretrained(
         config.to_json_file(file_io.join(directory, KBERT_CONFIG))
     elif format == "hf":
         _write_hf(directory, tensors, config, with_heads=bool(head_tensors))
+    elif format == "google":
+        google_tf1.write_checkpoint(tensors, config, directory)
     else:
-        raise ValueError(f"Unknown format {format!r}; use 'kbert' or 'hf'")
+        raise ValueError(f"Unknown format {format!r}; use 'kbert', 'hf' or 'google'")
     _write_vocabulary(directory, vocabulary, lowercase)
     return given
 
@@ -236,7 +240,8 @@ def _write_vocabulary(directory: str, vocabulary, lowercase: bool | None) -> Non
     if vocabulary is None:
         return
     if isinstance(vocabulary, (str, os.PathLike)):
-        file_io.copy(vocabulary, file_io.join(directory, "vocab.txt"))
+        sentencepiece = file_io.fspath(vocabulary).endswith(".model")
+        file_io.copy(vocabulary, file_io.join(directory, "spiece.model" if sentencepiece else "vocab.txt"))
     else:
         if hasattr(vocabulary, "vocabulary"):  # a kbert BertTokenizer
             lowercase = vocabulary.lowercase if lowercase is None else lowercase
@@ -250,28 +255,19 @@ def _write_vocabulary(directory: str, vocabulary, lowercase: bool | None) -> Non
 def write_google_checkpoint(
     tensors: dict[str, np.ndarray], config: BertConfig, directory: str | os.PathLike, vocabulary=None
 ) -> str | os.PathLike:
-    """Writes `{google_name: array}` as Google's release does: bert_config.json + bert_model.ckpt.*.
+    """Writes `{google_name: array}` as Google's release of the family does: bert_config.json + bert_model.ckpt.*
+    (BERT) or albert_config.json + model.ckpt-best.* (ALBERT), readable by Google's own code
+    (`kbert.convert.google_tf1`). Not RoBERTa's, which Google never released.
 
-    The checkpoint is a TF1 name-based one (tf.compat.v1 Saver), readable by `tf.train.load_checkpoint`
-    and by Google's original `run_classifier.py`. BERT only: Google's BERT files carry no `model_type`, so another
-    family's weights there would be read back as BERT's.
+    Args:
+        tensors: the tensors under Google's names (`encoder_tensors`, and heads).
+        config: the encoder's config.
+        directory: created if missing.
+        vocabulary: as `save_pretrained`'s.
+
+    Returns:
+        The directory, as given.
     """
-    import tensorflow as tf
-
-    if config.model_type != "bert":
-        raise ValueError(f"Google's TF1 layout is written for BERT only, not {config.family}: write the "
-                         f"{config.family} checkpoint in kbert's or Hugging Face's layout")
-    given, directory = directory, file_io.fspath(directory)
-    file_io.makedirs(directory)
-    with tf.Graph().as_default():
-        variables = [tf.compat.v1.Variable(array, name=name) for name, array in tensors.items()]
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, file_io.join(directory, "bert_model.ckpt"), write_meta_graph=False)
-    fields = config.to_dict()
-    if fields["layer_norm_eps"] == 1e-12:
-        fields.pop("layer_norm_eps")  # Google's configs have no such field: BERT always uses 1e-12
-    file_io.write_json(file_io.join(directory, "bert_config.json"), fields)
-    _write_vocabulary(directory, vocabulary, None)
-    return given
+    google_tf1.write_checkpoint(tensors, config, directory)
+    _write_vocabulary(file_io.fspath(directory), vocabulary, None)
+    return directory

@@ -2,14 +2,16 @@
 
 Formats are told apart by their config file:
 
-    kbert_config.json + kbert_weights.safetensors        kbert (Google's tensor names, safetensors)
-    bert_config.json  + bert_model.ckpt.{index,data-*}   Google's original release
-    config.json       + model.safetensors                Hugging Face (or pytorch_model.bin)
+    kbert_config.json  + kbert_weights.safetensors        kbert (Google's tensor names, safetensors)
+    bert_config.json   + bert_model.ckpt.{index,data-*}   Google's BERT release
+    albert_config.json + model.ckpt-*.{index,data-*}      Google's ALBERT release
+    config.json        + model.safetensors                Hugging Face (or pytorch_model.bin)
 
-The config's `model_type` names the family (BERT, ALBERT or RoBERTa; BERT for Google's files, which have
-none) and picks the config class (`kbert.config.config_from_dict`). Hugging Face names are mapped onto the
-family's Google names (`kbert.convert.names`), so every reader returns the same dict; `kbert.convert.checkpoints`
-fills the family's encoder from it. Nothing here builds a model.
+The config's `model_type` names the family (BERT, ALBERT or RoBERTa) and picks the config class
+(`kbert.config.config_from_dict`); Google's files have none, and their config file's name says the family
+(`kbert.convert.google_tf1`). Hugging Face names are mapped onto the family's Google names (`kbert.convert.names`),
+so every reader returns the same dict; `kbert.convert.checkpoints` fills the family's encoder from it. Nothing
+here builds a model.
 
 Example:
 >>> config, tensors = read_checkpoint("/path/to/all-MiniLM-L6-v2")  # doctest: +SKIP
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -28,10 +31,13 @@ import safetensors.numpy
 
 import kbert.file_io as file_io
 from kbert.config import BertConfig, config_from_json_file
-from kbert.convert import names
+from kbert.convert import google_tf1, names
 
 KBERT_CONFIG = "kbert_config.json"
 KBERT_WEIGHTS = "kbert_weights.safetensors"
+# A checkpoint's vocabulary: WordPiece's vocab.txt, or a SentencePiece model (Hugging Face's and Google's ALBERT
+# names).
+VOCABULARY_FILES = ("vocab.txt", "spiece.model", "30k-clean.model")
 
 
 class CheckpointError(ValueError):
@@ -39,32 +45,38 @@ class CheckpointError(ValueError):
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """Returns "kbert", "google" or "hf" for a checkpoint directory."""
+    """Returns "kbert", "google" (Google's BERT or ALBERT release) or "hf" for a checkpoint directory."""
     path = file_io.fspath(path)
     if not file_io.isdir(path):
         raise FileNotFoundError(f"Checkpoint directory not found: {path}")
     if file_io.isfile(file_io.join(path, KBERT_CONFIG)):
         return "kbert"
-    if file_io.isfile(file_io.join(path, "bert_config.json")):
-        return "google"
+    try:
+        if google_tf1.config_file(path):
+            return "google"
+    except ValueError as e:
+        raise CheckpointError(str(e)) from e
     if file_io.isfile(file_io.join(path, "config.json")):
         return "hf"
-    if file_io.isfile(file_io.join(path, "albert_config.json")):
-        raise CheckpointError(f"{path} is a Google ALBERT checkpoint (albert_config.json): kbert reads ALBERT from "
-                              "Hugging Face directories (config.json) and its own, not from Google's TF1 files yet")
     raise CheckpointError(
-        f"{path} holds no BERT config: expected {KBERT_CONFIG} (kbert), bert_config.json (Google) "
-        "or config.json (Hugging Face)"
+        f"{path} holds no BERT config: expected {KBERT_CONFIG} (kbert), bert_config.json or "
+        "albert_config.json (Google's BERT or ALBERT) or config.json (Hugging Face)"
     )
 
 
-CONFIG_FILES = {"kbert": KBERT_CONFIG, "google": "bert_config.json", "hf": "config.json"}
+def vocabulary_file(path: str | os.PathLike) -> str | None:
+    """The vocabulary file of a checkpoint directory (the first of `VOCABULARY_FILES` there), or None."""
+    files = (file_io.join(path, name) for name in VOCABULARY_FILES)
+    return next((file for file in files if file_io.isfile(file)), None)
 
 
 def read_config(path: str | os.PathLike) -> BertConfig:
     """The config of any supported checkpoint directory (`BertConfig`, or its family's subclass), without reading
     its weights."""
-    return config_from_json_file(file_io.join(path, CONFIG_FILES[detect_format(path)]))
+    fmt = detect_format(path)
+    if fmt == "google":
+        return google_tf1.read_config(path)
+    return config_from_json_file(file_io.join(path, KBERT_CONFIG if fmt == "kbert" else "config.json"))
 
 
 def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.ndarray]]:
@@ -91,10 +103,7 @@ def _read_safetensors(file: str) -> dict[str, np.ndarray]:
 def _read_google(path: str) -> dict[str, np.ndarray]:
     import tensorflow as tf
 
-    indexes = file_io.glob(file_io.join(path, "*.ckpt*.index"))
-    if not indexes:
-        raise FileNotFoundError(f"No TF checkpoint (*.ckpt.index) in {path}")
-    prefix = indexes[-1].removesuffix(".index")
+    prefix = _checkpoint_prefix(path)
     try:
         reader = tf.train.load_checkpoint(prefix)
         shapes = reader.get_variable_to_shape_map()
@@ -105,6 +114,19 @@ def _read_google(path: str) -> dict[str, np.ndarray]:
         }
     except (tf.errors.OpError, ValueError) as e:
         raise CheckpointError(f"Cannot read TF checkpoint {prefix}: {e}") from e
+
+
+def _checkpoint_prefix(path: str) -> str:
+    """The TF checkpoint of a Google directory: its one `*.ckpt*.index`, or of several, the latest step's
+    (model.ckpt-1000, model.ckpt-2000, ...)."""
+    prefixes = sorted(index.removesuffix(".index") for index in file_io.glob(file_io.join(path, "*.ckpt*.index")))
+    if not prefixes:
+        raise FileNotFoundError(f"No TF checkpoint (*.ckpt*.index) in {path}")
+    steps = {prefix: re.search(r"-(\d+)$", prefix) for prefix in prefixes}
+    if len(prefixes) > 1 and not all(steps.values()):
+        raise CheckpointError(f"{path} holds several TF checkpoints and not all name their step: "
+                              f"{', '.join(map(file_io.basename, prefixes))}; keep one")
+    return max(prefixes, key=lambda prefix: int(steps[prefix].group(1)) if steps[prefix] else 0)
 
 
 def _read_hf(path: str, model_type: str) -> dict[str, np.ndarray]:

@@ -46,14 +46,20 @@ class ExportSource:
         return self.task.labels
 
 
-def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> ExportSource:
-    """Reads a fine-tuned model directory (task.json) or a bare encoder checkpoint (the encoder task).
+def load_source(path: str | os.PathLike, sequence_length: int | None = None, encoder: bool = False) -> ExportSource:
+    """Reads a fine-tuned model directory (task.json), a sentence-transformers directory (the embed task, with
+    its pooling, normalisation and `max_seq_length`) or a bare encoder checkpoint (the encoder task).
 
     Args:
-        path: a `kbert.save_model` / `kbert finetune` directory, or a kbert / HF / Google checkpoint.
+        path: a `kbert.save_model` / `kbert finetune` directory, a sentence-transformers directory, or a
+            kbert / HF / Google checkpoint.
         sequence_length: overrides the training sequence length (encoder default: 128).
+        encoder: bool. Export the checkpoint's encoder alone (the encoder task), also from a
+            sentence-transformers directory.
     """
     from kbert.convert.checkpoints import load_pretrained
+    from kbert.convert.sentence_transformers import is_sentence_transformers_dir
+    from kbert.tasks.embedding import load_sentence_encoder
     from kbert.tasks.model_dir import TASK_FILE, load_model
     from kbert.tasks.registry import encoder_task
     from kbert.text import load_tokenizer
@@ -61,8 +67,9 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None) -> 
     path = file_io.fspath(path)
     if not file_io.isdir(path):
         raise FileNotFoundError(f"model directory not found: {path}")
-    if file_io.isfile(file_io.join(path, TASK_FILE)):
-        model = load_model(path, compile=False)
+    task_dir = file_io.isfile(file_io.join(path, TASK_FILE))
+    if not encoder and (task_dir or is_sentence_transformers_dir(path)):
+        model = load_model(path, compile=False) if task_dir else load_sentence_encoder(path)
         packer = model.preprocessor
         return ExportSource(model, model.tokenizer, model.task,
                             int(sequence_length or packer.sequence_length), packer.truncate)

@@ -75,11 +75,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     given, out = out, file_io.fspath(out).rstrip("/")
     if file_io.exists(out) and not force:
         raise FileExistsError(f"{out} exists; pass force=True (--force) to replace it")
-    file_io.makedirs(file_io.dirname(out))
-    # Hidden and non-numeric: TF Serving only loads directories named by an integer.
-    tmp = file_io.temp_sibling(out)
-    file_io.makedirs(tmp)
-    try:
+    # Written beside `out` (hidden and non-numeric: TF Serving only loads directories named by an integer),
+    # then renamed into place.
+    with file_io.staged_directory(out) as tmp:
         module = build_module(_in_precision(source, precision, tflite))
         write_saved_model(module, source, tmp, precision=precision)
         if tflite:
@@ -90,12 +88,6 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
             file_io.rmtree(workdir)
         if _before_rename is not None:
             _before_rename(tmp)
-        if file_io.exists(out):
-            file_io.rmtree(out)
-        file_io.move_dir(tmp, out)
-    except BaseException:
-        file_io.rmtree(tmp)
-        raise
     return given
 
 
@@ -163,15 +155,25 @@ def warmup_inputs(task: Task, names: Sequence[str]) -> dict[str, np.ndarray]:
 def write_warmup(directory: str | os.PathLike, module: ServingModule) -> str:
     """Writes `assets.extra/tf_serving_warmup_requests`: one PredictionLog per signature, its inputs the
     task's example requests."""
+    return write_warmup_requests(directory, [(name, warmup_inputs(module.task, names))
+                                             for name, names in module.signature_inputs().items()])
+
+
+def write_warmup_requests(directory: str | os.PathLike,
+                          requests: Sequence[tuple[str, dict[str, np.ndarray]]]) -> str:
+    """Writes `assets.extra/tf_serving_warmup_requests` of a SavedModel directory, one PredictionLog per
+    `(signature name, {input name: batch})` (an object array is a batch of strings); returns its path."""
     from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
     path = file_io.join(directory, "assets.extra", WARMUP_FILE)
     file_io.makedirs(file_io.dirname(path))
     with tf.io.TFRecordWriter(path) as writer:
-        for name, names in module.signature_inputs().items():
+        for name, inputs in requests:
             request = predict_pb2.PredictRequest(model_spec=model_pb2.ModelSpec(signature_name=name))
-            for key, value in warmup_inputs(module.task, names).items():
-                request.inputs[key].CopyFrom(tf.make_tensor_proto(value, dtype=tf.string))
+            for key, value in inputs.items():
+                value = np.asarray(value)
+                dtype = tf.string if value.dtype == object or value.dtype.kind in "SU" else None
+                request.inputs[key].CopyFrom(tf.make_tensor_proto(value, dtype=dtype))
             log = prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request))
             writer.write(log.SerializeToString())
     return path

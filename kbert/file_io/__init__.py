@@ -23,13 +23,14 @@ Example:
 
 from kbert.file_io.files import (copy, exists, isdir, isfile, iter_lines, listdir, load_keras_model, makedirs,
                                  move_dir, open_file, read_bytes, read_json, read_text, remove, rename, rmtree,
-                                 size, text_stream, walk, write_bytes, write_json, write_text)
+                                 size, staged_directory, text_stream, walk, write_bytes, write_json,
+                                 write_text)
 from kbert.file_io.globbing import glob
 from kbert.file_io.paths import PathLike, basename, dirname, fspath, is_local, join, same_file, temp_sibling
 
 __all__ = [
     "PathLike", "basename", "copy", "dirname", "exists", "fspath", "glob", "is_local", "isdir", "isfile",
     "iter_lines", "join", "listdir", "load_keras_model", "makedirs", "move_dir", "open_file", "read_bytes",
-    "read_json", "read_text", "remove", "rename", "rmtree", "same_file", "size", "temp_sibling", "text_stream",
-    "walk", "write_bytes", "write_json", "write_text",
+    "read_json", "read_text", "remove", "rename", "rmtree", "same_file", "size", "staged_directory", "temp_sibling",
+    "text_stream", "walk", "write_bytes", "write_json", "write_text",
 ]

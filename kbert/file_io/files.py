@@ -5,12 +5,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kbert.file_io.paths import PathLike, dirname, fspath, is_local, join
+from kbert.file_io.paths import PathLike, dirname, fspath, is_local, join, temp_sibling
+
+if TYPE_CHECKING:
+    import tensorflow as tf
 
 
 class _LazyTF:
@@ -203,6 +207,33 @@ def move_dir(src: PathLike, dst: PathLike) -> None:
             if _tf.gfile.exists(join(directory, name)):  # not one of ram://'s phantom ".extra" entries (see rmtree)
                 _tf.gfile.rename(join(directory, name), join(target, name), overwrite=True)
     rmtree(src)
+
+
+@contextlib.contextmanager
+def staged_directory(out: PathLike) -> Iterator[str]:
+    """A fresh hidden directory beside `out` to write into, which then replaces `out` (see `move_dir`).
+
+    On an exception inside the block the staged directory is removed and `out` is left as it was. The name
+    (`temp_sibling`) is hidden and not a number, so a TF Serving poller of `out`'s parent never loads it.
+
+    Example:
+        >>> with staged_directory("ram://kbert-staged/1") as tmp:
+        ...     write_text(join(tmp, "a.txt"), "x")
+        >>> listdir("ram://kbert-staged/1")
+        ['a.txt']
+    """
+    out = fspath(out).rstrip("/")
+    _tf.gfile.makedirs(dirname(out))
+    tmp = temp_sibling(out)
+    _tf.gfile.makedirs(tmp)
+    try:
+        yield tmp
+        if _tf.gfile.exists(out):
+            rmtree(out)
+        move_dir(tmp, out)
+    except BaseException:
+        rmtree(tmp)
+        raise
 
 
 def load_keras_model(path: PathLike, compile: bool = True):

@@ -20,7 +20,7 @@ import tensorflow as tf
 from kbert.tasks.example import Example
 from kbert.tasks.serving import MODEL_INPUTS, ServingInputs
 from kbert.tasks.settings import TaskSettings
-from kbert.text import BertPreprocessor
+from kbert.text import BertPreprocessor, BertTokenizer
 
 # What `Task.read_examples` reads examples for.
 SPLITS = ("train", "validation")
@@ -137,6 +137,11 @@ class Task(TaskSettings):
     def check_model(self, model: keras.Model) -> None:
         """Raises ValueError when the model and the task's settings disagree (e.g. label count)."""
 
+    def loss(self) -> Any:
+        """The loss fine-tuning compiles the model with: "auto", the model's own `default_loss()`, unless the
+        task's settings shape it (the embed task's scale and hard negatives)."""
+        return "auto"
+
     # -- evaluation ----------------------------------------------------------------------------------
     def evaluate(self, model: keras.Model, examples: Sequence[Example], preprocessor: BertPreprocessor,
                  batch_size: int = 64, verbose: int = 1) -> dict[str, Any]:
@@ -196,6 +201,19 @@ class Task(TaskSettings):
         """The task's signatures (`preprocess`, `serving_default`, ...) as tf.functions of strings, with the
         inputs `serving_inputs(pair)` declares."""
         raise NotImplementedError
+
+    # -- the model directory ---------------------------------------------------------------------------
+    def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,
+                     sequence_length: int) -> None:
+        """Writes files of the task's own into a model directory; default: nothing (the embed task writes what
+        sentence-transformers loads the directory with).
+
+        Args:
+            model: the task model `kbert.save_model` is saving (model.keras is written by then).
+            directory: the model directory (a local path or a URL: write through `kbert.file_io`).
+            tokenizer: the model's `BertTokenizer` (save_model writes vocab.txt itself).
+            sequence_length: the packing length recorded in task.json.
+        """
 
     # -- task.json -----------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:

@@ -5,28 +5,49 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, ClassVar
 
+import keras
 import tensorflow as tf
 
+from kbert.constants import POOLING_MODES
+from kbert.layers.sentence_pooling import SentencePooling
 from kbert.tasks.base import Task
 from kbert.tasks.serving import ServingInputs, sentence_functions
 
 
 @dataclasses.dataclass
 class EncoderTask(Task):
-    """The encoder alone: `pooled_output` and the mean of the token vectors (sentence embeddings)."""
+    """The encoder alone: `pooled_output`, the mean of the token vectors, and a sentence embedding.
+
+    Args:
+        pooling: str. How `embedding` pools the token vectors: one of `kbert.constants.POOLING_MODES`.
+        normalize: bool. `embedding` has unit L2 norm.
+
+    Example:
+    >>> EncoderTask().pooling, EncoderTask().normalize
+    ('mean', True)
+    """
 
     name: ClassVar[str] = "encoder"
-    summary: ClassVar[str] = "text (pair) -> pooled output and mean embedding"
+    summary: ClassVar[str] = "text (pair) -> pooled output, mean embedding and sentence embedding"
+
+    pooling: str = "mean"
+    normalize: bool = True
+
+    def __post_init__(self):
+        if self.pooling not in POOLING_MODES:
+            raise ValueError(f"pooling {self.pooling!r} is not one of {POOLING_MODES}")
 
     def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
-        """encoder(text[, text_pair]) -> pooled_output (batch, H), mean_embedding (batch, H)."""
-        return sentence_functions(inputs, pair, lambda x, y: {
-            "pooled_output": y["pooled_output"],
-            "mean_embedding": masked_mean(y["sequence_output"], x["padding_mask"])})
+        """encoder(text[, text_pair]) -> pooled_output (batch, H), mean_embedding (batch, H) and embedding
+        (batch, H): the token vectors pooled with `pooling` (and L2-normalised with `normalize`), as
+        sentence-transformers computes a sentence embedding."""
+        mean, pool = SentencePooling("mean"), SentencePooling(self.pooling)
+        unit = keras.layers.UnitNormalization(dtype="float32")
 
+        def head(x: dict[str, tf.Tensor], y: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+            embedding = pool(y["sequence_output"], x["padding_mask"])
+            return {"pooled_output": y["pooled_output"],
+                    "mean_embedding": mean(y["sequence_output"], x["padding_mask"]),
+                    "embedding": unit(embedding) if self.normalize else embedding}
 
-def masked_mean(sequence_output: tf.Tensor, padding_mask: tf.Tensor) -> tf.Tensor:
-    """Mean of the token vectors over real tokens (`[CLS]` and `[SEP]` included), `(batch, hidden)`."""
-    mask = tf.expand_dims(tf.cast(padding_mask, sequence_output.dtype), 2)
-    total = tf.reduce_sum(sequence_output * mask, axis=1)
-    return total / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
+        return sentence_functions(inputs, pair, head)

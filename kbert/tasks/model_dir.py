@@ -10,6 +10,8 @@
                                 "sequence_length", "truncate", "kbert_version"}
     DIR/metrics.json            validation metrics (written by `kbert finetune`)
     DIR/history.json            training loss and metrics per epoch (written by `kbert finetune`)
+    DIR/...                     files of the task's own (`Task.write_extras`; the embed task writes what
+                                sentence-transformers loads the directory with)
 
 `kbert.save_model(model, DIR, tokenizer, task)` writes it and `kbert.load_model(DIR)` restores all of it,
 the task whole as `model.task`; `kbert export DIR` reads it. Below `kbert.training` and
@@ -91,6 +93,7 @@ def save_model(
         if optimizer is not None:
             model.optimizer = optimizer
     file_io.rename(partial, file_io.join(directory, "model.keras"), overwrite=True)
+    task.write_extras(model, directory, tokenizer, int(sequence_length))
     tokenizer.save_vocabulary(directory)
     info = {**task.info(), "sequence_length": int(sequence_length), "truncate": truncate,
             "kbert_version": __version__}

@@ -184,4 +184,7 @@ register("tag", "kbert.tasks.tagging:TaggingTask", settings="kbert.tasks.tagging
 register("qa", "kbert.tasks.question_answering:QuestionAnsweringTask",
          settings="kbert.tasks.question_answering_settings:QuestionAnsweringSettings",
          model="kbert.tasks.question_answering_model:BertQuestionAnswerer")
+register("embed", "kbert.tasks.embedding:EmbeddingTask",
+         settings="kbert.tasks.embedding_settings:EmbeddingSettings",
+         model="kbert.tasks.embedding_model:BertSentenceEmbedder")
 register("encoder", "kbert.tasks.encoder:EncoderTask")

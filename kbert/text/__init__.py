@@ -1,4 +1,5 @@
-"""Text preprocessing: BERT/RoBERTa tokenizers (TF and TFLite), input packer, tokenizer loading, vocabularies."""
+"""Text preprocessing: BERT's WordPiece tokenizers (TF and TFLite), ALBERT's SentencePiece tokenizer, RoBERTa's
+byte-level BPE, the input packer, tokenizer loading, vocabulary learning."""
 
 from kbert.lazy_exports import lazy_exports
 
@@ -7,10 +8,12 @@ _EXPORTS = {
     "BertPreprocessor": "kbert.text.bert_preprocessor",
     "BertTokenizer": "kbert.text.bert_tokenizer",
     "ByteLevelBpeTokenizer": "kbert.text.byte_bpe_tokenizer",
+    "SentencePieceTokenizer": "kbert.text.sentencepiece_tokenizer",
     "load_tokenizer": "kbert.text.loading",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
+    "learn_sentencepiece": "kbert.text.sentencepiece_vocabulary",
 }
-__all__ = ["BertTokenizer", "ByteLevelBpeTokenizer", "TFLiteBertTokenizer", "BertPreprocessor", "load_tokenizer",
-           "learn_vocabulary"]
+__all__ = ["BertTokenizer", "ByteLevelBpeTokenizer", "SentencePieceTokenizer", "TFLiteBertTokenizer", "BertPreprocessor",
+           "load_tokenizer", "learn_vocabulary", "learn_sentencepiece"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

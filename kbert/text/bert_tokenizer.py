@@ -15,6 +15,7 @@ import kbert.file_io as file_io
 from kbert.constants import CLS, MASK, PAD, SEP, TOKENIZER_SPECIAL_TOKENS, UNK
 from kbert.text import normalization
 from kbert.text.ragged_rows import ragged_from_lengths, restore_order, sum_by_row, where_true
+from kbert.text.token_vocabulary import TokenVocabulary
 from kbert.text.wordpiece_offsets import character_offsets, long_words_as_unk
 
 
@@ -27,7 +28,7 @@ def read_vocabulary(path: str | os.PathLike) -> list[str]:
 
 
 @keras.saving.register_keras_serializable(package="kbert")
-class BertTokenizer(keras.layers.Layer):
+class BertTokenizer(TokenVocabulary, keras.layers.Layer):
     """BERT's tokenizer (clean, lower-case, strip accents, split, WordPiece) inside the TF graph.
 
     Gives the same ids as the reference BERT tokenizer (HF `tokenizers` `BertNormalizer` +
@@ -78,10 +79,7 @@ class BertTokenizer(keras.layers.Layer):
         self._allow_non_tensor_positional_args = True
         if isinstance(vocabulary, (str, os.PathLike)):
             vocabulary = read_vocabulary(vocabulary)
-        self.vocabulary = [str(t) for t in vocabulary]
-        self._token_to_id = {}
-        for i, token in enumerate(self.vocabulary):
-            self._token_to_id.setdefault(token, i)
+        self.set_vocabulary(vocabulary)
         missing = [t for t in TOKENIZER_SPECIAL_TOKENS if t not in self._token_to_id]
         if missing:
             raise ValueError(f"vocabulary lacks the special token(s) {', '.join(missing)}")
@@ -112,23 +110,7 @@ class BertTokenizer(keras.layers.Layer):
         self._is_suffix = tf.constant([t.startswith("##") for t in self.vocabulary])
         self.built = True
 
-    # ---- vocabulary ------------------------------------------------------------------------------
-    def vocabulary_size(self) -> int:
-        return len(self.vocabulary)
-
-    def get_vocabulary(self) -> list[str]:
-        return list(self.vocabulary)
-
-    def token_to_id(self, token: str) -> int:
-        if token not in self._token_to_id:
-            raise KeyError(f"token {token!r} is not in the vocabulary")
-        return self._token_to_id[token]
-
-    def id_to_token(self, id: int) -> str:
-        if not 0 <= int(id) < len(self.vocabulary):
-            raise IndexError(f"id {id} is outside the vocabulary (size {len(self.vocabulary)})")
-        return self.vocabulary[int(id)]
-
+    # ---- vocabulary (the look-ups are `TokenVocabulary`'s) ------------------------------------------
     def save_vocabulary(self, directory: str | os.PathLike) -> str:
         """Writes `vocab.txt` and `tokenizer_config.json` (`do_lower_case`) into `directory`; returns the
         vocab.txt path."""

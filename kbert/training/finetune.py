@@ -105,7 +105,7 @@ def finetune(task: Task | str, config: FinetuneConfig,
                 steps_per_epoch = fixed_steps_per_epoch(train.size, config.batch_size, config.steps_per_execution)
             steps = (steps_per_epoch or max(1, math.ceil(train.size / config.batch_size))) * config.epochs
             model = task.build_model(encoder, dropout=config.dropout, feature_based=config.feature_based)
-            compile_model(model, jit_compile=fixed, steps_per_execution=config.steps_per_execution,
+            compile_model(model, jit_compile=fixed, steps_per_execution=config.steps_per_execution, loss=task.loss(),
                           optimizer=create_optimizer(config.learning_rate, steps, int(config.warmup_ratio * steps),
                                                      weight_decay=config.weight_decay))
             patch_model_for_multi_worker(model)  # Keras 3.15 fit under several replicas; no-op otherwise

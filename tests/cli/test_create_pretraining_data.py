@@ -218,4 +218,4 @@ def test_a_tokenizer_directory_travels_with_the_data(tmp_path, corpus, tiny_voca
     assert batch["masked_weights"].numpy().sum() > 0
     (tmp_path / "no_tokenizer").mkdir()
     assert run(["--input", corpus, "--vocab", tmp_path / "no_tokenizer", "--out", tmp_path / "z"]) == 1
-    assert "no vocab.txt (or " in capsys.readouterr().err
+    assert "no tokenizer file (" in capsys.readouterr().err

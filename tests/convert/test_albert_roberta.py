@@ -194,7 +194,7 @@ def test_a_roberta_sentence_head_has_no_hf_home(tmp_path):
     encoder = kbert.RobertaEncoder(**ROBERTA)
     with pytest.raises(ValueError, match="RobertaForMaskedLM has no sentence head"):
         checkpoints.save_pretrained(kbert.BertPretrainer(encoder, objective="nsp"), tmp_path, format="hf")
-    with pytest.raises(ValueError, match="Google's TF1 layout is written for BERT only, not RoBERTa"):
+    with pytest.raises(ValueError, match="Google's TF1 layout is written for BERT and ALBERT .*, not RoBERTa"):
         checkpoints.write_google_checkpoint(checkpoints.encoder_tensors(encoder), encoder.bert_config, tmp_path)
 
 

@@ -109,17 +109,6 @@ def test_family_defaults():
         RobertaConfig(max_position_embeddings=2)
 
 
-def test_a_google_albert_directory_is_named(tmp_path):
-    (tmp_path / "albert_config.json").write_text(json.dumps(TINY))
-    with pytest.raises(kbert.CheckpointError, match="Google ALBERT checkpoint"):
-        kbert.load_pretrained(tmp_path)
-
-
-def test_only_bert_goes_to_keras_hubs_bert_backbone():
-    with pytest.raises(TypeError, match="not a RobertaEncoder"):
-        kbert.to_keras_hub(kbert.RobertaEncoder(**TINY))
-
-
 def test_a_masked_lm_checkpoint_without_pooler_loads_with_a_fresh_one(tmp_path):
     model = transformers.RobertaForMaskedLM(transformers.RobertaConfig(**TINY, type_vocab_size=1))
     model.save_pretrained(tmp_path)

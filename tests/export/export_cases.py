@@ -11,7 +11,8 @@ import tensorflow as tf
 import kbert
 from conftest import TINY_VOCAB
 from kbert.export import ExportSource, export
-from kbert.tasks import ClassificationTask, EncoderTask, QuestionAnsweringTask, RegressionTask, TaggingTask
+from kbert.tasks import (ClassificationTask, EmbeddingTask, EncoderTask, QuestionAnsweringTask, RegressionTask,
+                         TaggingTask)
 
 SEQ = 16
 TAG_LABELS = ["O", "B-ANI", "I-ANI", "B-OBJ", "I-OBJ"]
@@ -44,7 +45,15 @@ def sources(dropout: float = 0.0) -> dict[str, ExportSource]:
         "tag": ExportSource(tagger, tok, TaggingTask(labels=TAG_LABELS), SEQ),
         "qa": ExportSource(qa, tok, QuestionAnsweringTask(), SEQ, "waterfall"),
         "encoder": ExportSource(encoder(dropout), tok, EncoderTask(), SEQ),
+        # Max pooling: the padding it masks with -inf must stay out of the SavedModel's and TFLite's answers.
+        "embed": ExportSource(kbert.BertSentenceEmbedder(encoder(dropout), pooling="max"), tok,
+                              EmbeddingTask(pooling="max"), SEQ),
     }
+
+
+def y_encoder(source: ExportSource, x: dict[str, tf.Tensor]) -> np.ndarray:
+    """The token vectors of a task model's encoder."""
+    return source.model.encoder(x, training=False)["sequence_output"].numpy()
 
 
 def inputs_of(task: str) -> dict[str, list[str]]:
@@ -77,7 +86,11 @@ def reference(source: ExportSource, inputs: dict[str, list[str]], fast: bool = F
     if source.task.name == "encoder":
         mask = x["padding_mask"].numpy()[:, :, None].astype("float32")
         mean = (y["sequence_output"].numpy() * mask).sum(1) / mask.sum(1)
-        return {"pooled_output": y["pooled_output"].numpy(), "mean_embedding": mean}
+        return {"pooled_output": y["pooled_output"].numpy(), "mean_embedding": mean,
+                "embedding": mean / np.linalg.norm(mean, axis=-1, keepdims=True)}
+    if source.task.name == "embed":
+        tokens = np.where(x["padding_mask"].numpy()[:, :, None], y_encoder(source, x), -np.inf).max(1)
+        return {"embedding": tokens / np.linalg.norm(tokens, axis=-1, keepdims=True)}
     ids = x["token_ids"].numpy()
     seg = x["segment_ids"].numpy()
     real = x["padding_mask"].numpy().astype(bool)

@@ -20,7 +20,7 @@ from kbert.export import tflite as tflite_lib
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # importlib mode: the helper beside us
 import export_cases as cases  # noqa: E402
 
-TASKS = ["classify", "regress", "tag", "qa", "encoder"]
+TASKS = ["classify", "regress", "tag", "qa", "encoder", "embed"]
 
 FRESH = r"""
 import json, sys, numpy as np

@@ -17,9 +17,9 @@ def test_each_command_is_a_task_that_extends_its_settings():
 
 
 def test_names_and_tasks():
-    assert list(REGISTRY) == ["classify", "regress", "tag", "qa", "encoder"]
+    assert list(REGISTRY) == ["classify", "regress", "tag", "qa", "embed", "encoder"]
     assert all(REGISTRY[name].name == name for name in REGISTRY)
-    assert TASKS == ("classify", "regress", "tag", "qa")
+    assert TASKS == ("classify", "regress", "tag", "qa", "embed")
     assert "qa" in REGISTRY and "nope" not in REGISTRY
 
 

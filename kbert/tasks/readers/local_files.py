@@ -72,15 +72,19 @@ def jsonl_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     path = os.fspath(path)
     with file_io.text_stream(path, "utf-8-sig") as handle:
         for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{line_number}: invalid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{line_number}: expected a JSON object, got {type(row).__name__}")
-            yield line_number, row
+            if line.strip():
+                yield line_number, json_object(path, line_number, line)
+
+
+def json_object(path: str, line_number: int, line: str) -> dict[str, Any]:
+    """One line of a JSON-lines file as its object; ValueError naming `path:line_number` otherwise."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}:{line_number}: invalid JSON ({error.msg})") from None
+    if not isinstance(row, dict):
+        raise ValueError(f"{path}:{line_number}: expected a JSON object, got {type(row).__name__}")
+    return row
 
 
 def _text(path: str, line: int, row: dict[str | int, Any], column: str | int) -> str:
