@@ -14,6 +14,7 @@ import tensorflow as tf
 import kbert
 from kbert.cli.main import main
 from kbert.export import ExportSource, export
+from kbert.export.model_precision import with_precision
 from kbert.tasks.qa_features import build_qa_features
 from kbert.tasks.span_decoding import decode_answers
 from kbert.tasks.tagging_data import tagging_dataset
@@ -63,9 +64,15 @@ def test_roberta_classify_finetune_export_predict(tmp_path, roberta_init, capsys
     assert not packed["segment_ids"].numpy().any()
     # The SavedModel answers as the Keras model on the same texts, and `kbert predict` prints it.
     got = loaded.signatures["serving_default"](text=tf.constant(TEXTS))["probabilities"].numpy()
-    want = tf.nn.softmax(model(model.preprocessor(TEXTS), training=False)).numpy()
+    float32 = with_precision(model, "float32")  # as exported (training here may pick mixed bfloat16)
+    want = tf.nn.softmax(float32(model.preprocessor(TEXTS), training=False)).numpy()
     np.testing.assert_allclose(got, want, atol=1e-5)
+    # No TFLite file can hold byte-level BPE: --tflite refuses, says why, and writes nothing.
+    refused = tmp_path / "export" / "2"
     capsys.readouterr()
+    assert main(["export", str(out), "--out", str(refused), "--tflite"]) == 1
+    assert "LiteRT" in capsys.readouterr().err and not refused.parent.joinpath("2").exists()
+    assert sorted(p.name for p in refused.parent.iterdir()) == ["1"]
     assert main(["predict", str(export), *TEXTS]) == 0
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     np.testing.assert_allclose([p["probabilities"] for p in printed], want, atol=1e-5)
