@@ -85,7 +85,10 @@ def exported_signature(tmp_path, out, head: str):
     model.get_layer(head).kernel.assign(model.get_layer(head).kernel * 200)
     source = ExportSource(model, model.tokenizer, model.task, 32, model.preprocessor.truncate)
     path = export(source, tmp_path / "export" / model.task.name)
-    return model, tf.saved_model.load(str(path)).signatures["serving_default"]
+    # The export computes in float32, whatever precision fine-tuning picked on this CPU: compare with that.
+    float32 = with_precision(model, "float32")
+    float32.tokenizer, float32.preprocessor, float32.task = model.tokenizer, model.preprocessor, model.task
+    return float32, tf.saved_model.load(str(path)).signatures["serving_default"]
 
 
 @pytest.mark.slow  # fine-tuning and a SavedModel: about 30 s
