@@ -3,7 +3,7 @@
 `kbert.export.savedmodel` writes it from the task:
 
     {"task": NAME, "labels": [...] or null, "sequence_length": 128, "truncate": "round_robin",
-     "pair": false, "lowercase": true, "precision": "float32",
+     "pair": false, "tokenizer": {its tokenizer_config.json}, "precision": "float32",
      "signatures": {SIGNATURE: {"inputs": [input names in call order],
                                 "outputs": [output names, sorted],
                                 "trim": {COUNT OUTPUT: [outputs padded past each row's count]}}}}

@@ -1,7 +1,10 @@
 """Writing a kbert export: a strings-in SavedModel (TF Serving version directory), its warmup and TFLite.
 
     OUT/saved_model.pb, OUT/variables/        the graph and each weight once
-    OUT/assets/vocab.txt, labels.txt, kbert_export.json   vocabulary, labels and config (relative)
+    OUT/assets/vocab.txt, labels.txt, kbert_export.json   vocabulary, labels and config (relative); the
+                                              vocabulary files are the tokenizer's own (`save_vocabulary`:
+                                              vocab.txt, or vocab.json + merges.txt) with its
+                                              tokenizer_config.json, so `load_tokenizer(OUT/assets)` reloads it
     OUT/assets.extra/tf_serving_warmup_requests        PredictionLog records, one per signature
     OUT/model.tflite                          with --tflite (TF Serving ignores it)
 
@@ -28,6 +31,8 @@ import tensorflow as tf
 import kbert.file_io as file_io
 from kbert.export import tflite_convert
 from kbert.export.export_config import CONFIG_FILE
+
+TOKENIZER_CONFIG = "tokenizer_config.json"  # written by every tokenizer's `save_vocabulary`
 from kbert.export.export_source import ExportSource, build_module, load_source
 from kbert.export.serving_module import ServingModule
 from kbert.precision import PrecisionWarning, bf16_warning, check_precision, check_quantize
@@ -60,6 +65,8 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
 
     Raises:
         FileExistsError: `out` exists and `force` is False.
+        ValueError: `tflite` with a tokenizer that LiteRT cannot run (its `tflite_unsupported` says why);
+            nothing is written.
     """
     check_quantize(quantize)
     check_precision(precision)
@@ -68,6 +75,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     elif sequence_length:
         source = dataclasses.replace(source, sequence_length=int(sequence_length))
     given, out = out, file_io.fspath(out).rstrip("/")
+    refusal = getattr(source.tokenizer, "tflite_unsupported", None)
+    if tflite and refusal:  # before anything is written
+        raise ValueError(f"no TFLite export with a {type(source.tokenizer).__name__}: {refusal}")
     if file_io.exists(out) and not force:
         raise FileExistsError(f"{out} exists; pass force=True (--force) to replace it")
     # Written beside `out` (hidden and non-numeric: TF Serving only loads directories named by an integer),
@@ -110,16 +120,16 @@ def write_saved_model(module: ServingModule, source: ExportSource, directory: st
     # Staged beside `directory`, on its file system (which may be a URL), and removed afterwards.
     staging = file_io.temp_sibling(directory, "assets")
     try:
-        file_io.write_text(file_io.join(staging, "vocab.txt"), "\n".join(source.tokenizer.get_vocabulary()) + "\n")
+        source.tokenizer.save_vocabulary(staging)  # each tokenizer's own files and tokenizer_config.json
+        tokenizer_config = file_io.read_json(file_io.join(staging, TOKENIZER_CONFIG))
         file_io.write_text(file_io.join(staging, "labels.txt"), "".join(f"{x}\n" for x in source.labels or []))
         config = {"task": source.task.name, "labels": source.labels, "sequence_length": source.sequence_length,
-                  "truncate": source.truncate, "pair": source.task.takes_pair,
-                  "lowercase": source.tokenizer.lowercase, "signatures": module.signature_config(),
-                  "precision": precision}
+                  "truncate": source.truncate, "pair": source.task.takes_pair, "tokenizer": tokenizer_config,
+                  "signatures": module.signature_config(), "precision": precision}
         file_io.write_json(file_io.join(staging, CONFIG_FILE), config)
         # Tracked assets are copied into directory/assets and referenced relatively.
         module.assets = [tf.saved_model.Asset(file_io.join(staging, name))
-                         for name in ("vocab.txt", "labels.txt", CONFIG_FILE)]
+                         for name in sorted(file_io.listdir(staging))]
         tf.saved_model.save(module, file_io.fspath(directory), signatures=module.signatures())
     finally:
         file_io.rmtree(staging)

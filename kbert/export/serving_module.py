@@ -52,6 +52,9 @@ class ServingModule(tf.Module):
         pair = task.takes_pair
         # Each weight's tf.Variable once (Keras variables wrap them; tracking both would save both).
         self.weights = [v.value for v in model.weights]
+        # Lookup tables a tokenizer holds (byte-level BPE's merge rules) are resources the graph captures:
+        # the SavedModel saves and restores those it tracks.
+        self.tokenizer_tables = [v for v in vars(tokenizer).values() if isinstance(v, tf.lookup.StaticHashTable)]
         inputs = ServingInputs(model, tokenizer, sequence_length, truncate)
         self.with_strings = inputs.with_strings
 

@@ -2,8 +2,10 @@
 
     DIR/model.keras             the task's Keras model (a `BertTaskModel`), Keras' own format, without
                                 optimizer state (`load_model` compiles afresh)
-    DIR/vocab.txt               the tokenizer's vocabulary
-    DIR/tokenizer_config.json   casing ({"do_lower_case": ...})
+    DIR/vocab.txt, or vocab.json + merges.txt, ...
+                                the tokenizer's own files (its `save_vocabulary`), read back by
+                                `kbert.load_tokenizer`
+    DIR/tokenizer_config.json   the tokenizer's settings (e.g. {"do_lower_case": ...})
     DIR/task.json               the task: {"task": name, "labels", its other settings ..., and
                                 "sequence_length", "truncate", "kbert_version"}
     DIR/metrics.json            validation metrics (written by `kbert finetune`)
@@ -47,7 +49,7 @@ def save_model(
     Args:
         model: a kbert task model (`task.build_model(...)`, or e.g. a `BertClassifier` built directly).
         directory: created if missing.
-        tokenizer: the `BertTokenizer` the model was trained with.
+        tokenizer: the tokenizer the model was trained with (`BertTokenizer`, `ByteLevelBpeTokenizer`, ...).
         task: the `kbert.tasks.Task` of the model, with its settings and labels (e.g.
             `ClassificationTask(labels=["negative", "positive"])`); saved whole in task.json and rebuilt
             by `load_model` as `model.task`.
@@ -154,8 +156,10 @@ def load_model(directory: str | os.PathLike, compile: bool = True) -> keras.Mode
     model_file = file_io.join(directory, "model.keras")
     if not file_io.isfile(model_file):
         raise FileNotFoundError(f"{model_file} is missing")
-    # The task's module is imported first: it registers the Keras class that model.keras names.
+    # The task's module is imported first: it registers the Keras class that model.keras names; so do the
+    # families' encoder modules (a RoBERTa model names `RobertaEncoder`, registered where it is defined).
     task = task_from_info(info)
+    import kbert.models.families  # noqa: F401
     model = file_io.load_keras_model(model_file, compile=False)
     if compile:
         model.compile()

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from kbert.data_pipeline import as_written, default_pad_multiple, index_batches, padded_length, static_batch
 from kbert.tasks.example import Example
+from kbert.text.bert_preprocessor import packing_layout
 from kbert.text.bert_tokenizer import BertTokenizer
 
 
@@ -122,7 +123,8 @@ def build_qa_features(
         examples: sequence of {"id", "question", "context", "answers": [{"text", "answer_start"}]}
             (as `kbert.tasks.question_answering.read_squad` returns); the first answer is the training target.
         tokenizer: `kbert.BertTokenizer`.
-        sequence_length: int. Window length in tokens, with `[CLS]`, question and two `[SEP]`.
+        sequence_length: int. Window length in tokens, with `[CLS]`, question and the separators of the
+            tokenizer's pair layout (`packing_layout`: `[SEP]` twice for BERT, `</s>` three times for RoBERTa).
         doc_stride: int. Tokens between the starts of consecutive windows.
         max_query_length: int. Questions are cut to this many tokens.
         batch_size: int. Texts tokenized per TF call.
@@ -139,6 +141,7 @@ def build_qa_features(
     """
     if doc_stride < 1:
         raise ValueError(f"doc_stride must be >= 1, got {doc_stride}")
+    layout = packing_layout(tokenizer)  # the tokenizer's pair layout, as `BertPreprocessor` packs it
 
     def tokenize_all(texts):
         ids, starts, ends = [], [], []
@@ -168,22 +171,22 @@ def build_qa_features(
             answer = answers[0]
             begin = int(answer["answer_start"])
             span = _answer_token_span(starts, ends, begin, begin + len(answer["text"]))
-        window = L - len(query) - 3
+        window = L - len(query) - 2 - layout["separators"]
         if window < 1:
             raise ValueError(f"example {example.get('id', index)!r}: sequence_length {L} leaves no room for "
                              f"context after its {len(query)}-token question (lower max_query_length)")
         window_starts = _window_starts(len(ids), window, doc_stride)
         for w_start in window_starts:
             w_len = min(window, len(ids) - w_start)
-            offset = len(query) + 2  # [CLS] question [SEP]
+            offset = len(query) + 1 + layout["separators"]  # [CLS] question [SEP] (RoBERTa: </s></s>)
             token_ids = np.full(L, tokenizer.pad_token_id, np.int32)
             token_ids[0] = tokenizer.cls_token_id
             token_ids[1:1 + len(query)] = query
-            token_ids[offset - 1] = tokenizer.sep_token_id
+            token_ids[1 + len(query):offset] = tokenizer.sep_token_id
             token_ids[offset:offset + w_len] = ids[w_start:w_start + w_len]
             token_ids[offset + w_len] = tokenizer.sep_token_id
             segment_ids = np.zeros(L, np.int32)
-            segment_ids[offset:offset + w_len + 1] = 1
+            segment_ids[offset:offset + w_len + 1] = layout["second_segment_id"]
             char_starts = np.full(L, -1, np.int32)
             char_ends = np.full(L, -1, np.int32)
             char_starts[offset:offset + w_len] = starts[w_start:w_start + w_len]

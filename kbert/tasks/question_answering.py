@@ -87,7 +87,7 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
             x = inputs.pack_with_offsets(question, context)
             y = inputs.run_model(x)
             # Any context piece may start or end an answer; [SEP] and padding have empty offsets.
-            allowed = (tf.equal(x["segment_ids"], 1) & tf.cast(x["padding_mask"], tf.bool)
+            allowed = (tf.equal(x["text_index"], 1) & tf.cast(x["padding_mask"], tf.bool)
                        & (x["end_offsets"] > x["start_offsets"]))
             span = best_spans(y["start_logits"], y["end_logits"], allowed, self.max_answer_length)
             found = span["start_token"] >= 0

@@ -30,7 +30,6 @@ class ServingInputs:
 
     Attributes:
         with_strings: bool. Whether signatures may slice strings (`word_text`, `answer`).
-        is_suffix: `(vocab,)` bool, True for `##` pieces.
     """
 
     def __init__(self, model: keras.Model, tokenizer: BertTokenizer, sequence_length: int = 128,
@@ -38,8 +37,6 @@ class ServingInputs:
         self.tokenizer = tokenizer
         self.with_strings = not isinstance(tokenizer, TFLiteBertTokenizer)
         self.packer = BertPreprocessor(tokenizer, sequence_length=sequence_length, truncate=truncate)
-        vocab = tokenizer.get_vocabulary()
-        self.is_suffix = tf.constant([t.startswith("##") for t in vocab])
         # Traced once and shared by every signature (tracing the tokenizer dominates export time).
         self.token_ids = tf.function(tokenizer.tokenize, input_signature=[STRING])
         self._with_offsets = tf.function(tokenizer.tokenize_with_offsets, input_signature=[STRING])
@@ -59,9 +56,15 @@ class ServingInputs:
         return _trim_to_longest({k: tf.cast(v, tf.int32) for k, v in out.items()})
 
     def pack_with_offsets(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
-        """As `pack`, plus `start_offsets` / `end_offsets` of every piece in its text (empty off text)."""
+        """As `pack`, plus per position: `start_offsets` / `end_offsets` of every piece in its text (empty off
+        text), `text_index` (which text the piece came from: 0 or 1, -1 on special tokens and padding, whatever
+        the tokenizer's segment ids are) and `word_ids` (the piece's word in its text as the tokenizer splits
+        words, its `word_ids`; -1 off text)."""
         ids, starts, ends = zip(*[self._with_offsets(text) for text in texts])
-        out = self.packer.pack(*ids, aligned={"start_offsets": list(starts), "end_offsets": list(ends)})
+        aligned = {"start_offsets": list(starts), "end_offsets": list(ends),
+                   "text_index": [tf.zeros_like(row) + i for i, row in enumerate(ids)],
+                   "word_ids": [self.tokenizer.word_ids(row) for row in ids]}
+        out = self.packer.pack(*ids, aligned=aligned, fill={"text_index": -1, "word_ids": -1})
         return _trim_to_longest({k: tf.cast(v, tf.int32) for k, v in out.items()})
 
     def run_model(self, x: dict[str, tf.Tensor]) -> Any:

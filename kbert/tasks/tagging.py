@@ -115,9 +115,13 @@ class TaggingTask(TaggingSettings, Task):
         def tag(text):
             x = inputs.pack_with_offsets(text)
             logits = inputs.run_model(x)
-            first = word_starts(x["token_ids"], x["segment_ids"], x["padding_mask"], inputs.is_suffix)
-            # Pieces of the text: [CLS], [SEP] and padding have empty offsets.
-            inside = tf.equal(x["segment_ids"], 0) & (x["end_offsets"] > x["start_offsets"])
+            in_text = tf.equal(x["text_index"], 0)
+            blank = x["end_offsets"] <= x["start_offsets"]  # [CLS], [SEP], padding, white space alone ("Ġ")
+            first = word_starts(x["word_ids"], in_text)
+            # A word-start piece of white space alone ("Ġ" before "U.S.") starts the word that follows it: the
+            # label sits there, as training puts it on a word's first piece.
+            first &= ~tf.pad((first & blank)[:, :-1], [[0, 0], [1, 0]])
+            inside = (in_text & ~blank) | first
             label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
             w = words_from_tokens(first, inside, x["start_offsets"], x["end_offsets"], label_ids)
             e = bio_entities(w["word_value"], w["num_words"], begins, types)

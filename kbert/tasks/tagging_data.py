@@ -42,14 +42,17 @@ def align_word_labels(
     [[-100, 3, -100, -100, -100, 0]]
     """
     tokenizer = preprocessor.tokenizer
-    pieces = tokenizer.tokenize(words.flat_values)  # (total_words, pieces)
+    # Each word as it appears in the running text " ".join(words), which serving tokenizes: after the first,
+    # with the space before it (byte-level BPE marks a word after a space, "Ġcat"; WordPiece drops it).
+    word_in_sentence = tf.range(tf.size(words.flat_values, out_type=tf.int64)) - tf.gather(
+        words.row_splits, words.value_rowids())
+    spaced = tf.where(word_in_sentence > 0, tf.strings.join([" ", words.flat_values]), words.flat_values)
+    pieces = tokenizer.tokenize(spaced)  # (total_words, pieces)
     pieces_per_word = pieces.row_lengths()
     piece_in_word = tf.ragged.range(pieces_per_word).flat_values
     word_of_piece = pieces.value_rowids()  # global word index of each piece
     word_tag = tf.cast(tf.gather(tags.flat_values, word_of_piece), tf.int32)
     piece_labels = tf.where(piece_in_word == 0, word_tag, IGNORE_LABEL)
-    word_in_sentence = tf.range(tf.size(words.flat_values, out_type=tf.int64)) - tf.gather(
-        words.row_splits, words.value_rowids())
     piece_word_ids = tf.cast(tf.gather(word_in_sentence, word_of_piece), tf.int32)
     # Pieces per sentence: cumulative piece counts read at the sentence boundaries.
     cum = tf.concat([[0], tf.cumsum(pieces_per_word)], 0)

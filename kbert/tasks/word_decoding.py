@@ -15,22 +15,22 @@ import tensorflow as tf
 NO_INDEX = -1
 
 
-def word_starts(token_ids: tf.Tensor, segment_ids: tf.Tensor, padding_mask: tf.Tensor,
-                is_suffix: tf.Tensor, segment: int = 0) -> tf.Tensor:
-    """True at the first WordPiece of every word of `segment` (`(batch, length)` bool).
+def word_starts(word_ids: tf.Tensor, in_text: tf.Tensor) -> tf.Tensor:
+    """True at the first piece of every word of one text (`(batch, length)` bool).
 
-    A word's first piece is the one WordPiece does not mark with `##`; `[CLS]`/`[SEP]`/padding are never
-    word starts. `is_suffix` is a bool vector over the vocabulary.
+    Args:
+        word_ids: `(batch, length)` int32, each piece's word index in its text as its tokenizer splits words
+            (`word_ids`: WordPiece's non-`##` pieces, byte-level BPE's pieces after white space), -1 on special
+            tokens and padding.
+        in_text: `(batch, length)` bool, True on the pieces of the text whose words are wanted (pieces off it,
+            such as a byte-level piece of white space only, start no word).
+
+    Returns:
+        `(batch, length)` bool: a piece of the text whose word index differs from the piece before it.
     """
-    length = tf.shape(token_ids)[1]
-    position = tf.range(length)[tf.newaxis, :]
-    inside = tf.cast(padding_mask, tf.bool) & tf.equal(segment_ids, segment) & (position > 0)
-    # The [SEP] closing the segment: the last real position of the segment.
-    next_segment = tf.concat([segment_ids[:, 1:], tf.fill([tf.shape(token_ids)[0], 1], -1)], axis=1)
-    next_mask = tf.concat([tf.cast(padding_mask, tf.bool)[:, 1:],
-                           tf.zeros([tf.shape(token_ids)[0], 1], tf.bool)], axis=1)
-    is_sep = ~(next_mask & tf.equal(next_segment, segment))
-    return inside & ~is_sep & ~tf.gather(is_suffix, token_ids)
+    word_ids = tf.where(in_text, word_ids, -1)
+    previous = tf.concat([tf.fill([tf.shape(word_ids)[0], 1], -1), word_ids[:, :-1]], axis=1)
+    return in_text & (word_ids >= 0) & tf.not_equal(word_ids, previous)
 
 
 def words_from_tokens(first: tf.Tensor, inside: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor,

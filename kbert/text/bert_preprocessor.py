@@ -17,6 +17,25 @@ PACKING_LAYOUTS = {
 }
 
 
+def packing_layout(tokenizer) -> dict[str, int]:
+    """How `tokenizer` lays out a pair, from its `packing` attribute (BERT's when it has none).
+
+    Args:
+        tokenizer: a kbert tokenizer.
+
+    Returns:
+        `{"separators": separators between the two texts, "second_segment_id": the second text's segment id}`.
+
+    Example:
+    >>> packing_layout(BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]"]))
+    {'separators': 1, 'second_segment_id': 1}
+    """
+    packing = getattr(tokenizer, "packing", "bert")
+    if packing not in PACKING_LAYOUTS:
+        raise ValueError(f"tokenizer packing {packing!r} is not one of {sorted(PACKING_LAYOUTS)}")
+    return dict(PACKING_LAYOUTS[packing])
+
+
 def trim_lengths(lengths: list[tf.Tensor], budget: int, truncate: str) -> list[tf.Tensor]:
     """How many tokens each segment keeps, as tensorflow-text's trimmers decide.
 
@@ -91,10 +110,7 @@ class BertPreprocessor(keras.layers.Layer):
             raise ValueError(f"padding must be one of {PADDING_MODES}, got {padding!r}")
         if int(sequence_length) < 3:
             raise ValueError(f"sequence_length must be >= 3 ([CLS] x [SEP]), got {sequence_length}")
-        packing = getattr(tokenizer, "packing", "bert")
-        if packing not in PACKING_LAYOUTS:
-            raise ValueError(f"tokenizer packing {packing!r} is not one of {sorted(PACKING_LAYOUTS)}")
-        self._layout = PACKING_LAYOUTS[packing]
+        self._layout = packing_layout(tokenizer)
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
         self.truncate = truncate

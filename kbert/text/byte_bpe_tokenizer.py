@@ -60,6 +60,9 @@ class ByteLevelBpeTokenizer(TokenVocabulary, keras.layers.Layer):
     """
 
     packing = "roberta"  # `<s> A </s></s> B </s>`, one segment id (see `BertPreprocessor`)
+    # Why no TFLite file can hold this tokenizer (`kbert export --tflite` refuses with it).
+    tflite_unsupported = ("byte-level BPE runs on regex and string ops that LiteRT has no kernels for (see "
+                          "docs/investigations/byte-level-bpe.md): export a SavedModel instead (without --tflite)")
 
     def __init__(
         self,

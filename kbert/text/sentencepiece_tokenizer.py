@@ -79,6 +79,10 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     [[10975, 126, 187]]
     """
 
+    # Why no TFLite file holds this tokenizer yet (`kbert export --tflite` refuses with it).
+    tflite_unsupported = ("kbert's TFLite graph tokenizes WordPiece only; a SentencePiece model is not wired "
+                          "into it yet: export a SavedModel instead (without --tflite)")
+
     def __init__(self, proto: bytes | str | os.PathLike, lowercase: bool = True, strip_accents: bool = True,
                  **kwargs):
         self._init_string_layer(**kwargs)

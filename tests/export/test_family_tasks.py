@@ -1,0 +1,147 @@
+"""`kbert finetune TASK --init DIR`, `kbert export` and `kbert predict` for the ALBERT and RoBERTa families:
+a tiny random HF checkpoint with its own tokenizer files (RoBERTa: byte-level BPE learned by HF `tokenizers`),
+fine-tuned end to end; the SavedModel answers as the Keras model does and packs as HF's tokenizer does."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kbert
+from kbert.cli.main import main
+from kbert.export import ExportSource, export
+from kbert.export.model_precision import with_precision
+from kbert.tasks.qa_features import build_qa_features
+from kbert.tasks.span_decoding import decode_answers
+from kbert.tasks.tagging_data import tagging_dataset
+from kbert.tasks.word_decoding import word_predictions
+from tests.family_checkpoints import roberta_dir
+from tests.training.conftest import FILLER, keyword_rows, write_tsv
+
+transformers = pytest.importorskip("transformers")
+TEXTS = ["the good cat sat", "a bad dog ran on the mat .", "good", "dog , cat"]
+
+
+@pytest.fixture(scope="module")
+def roberta_init(tmp_path_factory):
+    rows = keyword_rows(64, 0)
+    return roberta_dir(tmp_path_factory.mktemp("roberta") / "init", [text for text, _ in rows])
+
+
+def finetune(tmp_path, init, command: str, header: list[str], rows, *flags: str):
+    """`kbert finetune COMMAND --init INIT` on `rows` (a TSV), or on the file given as the first of `flags`."""
+    train = write_tsv(tmp_path / f"{command}.tsv", header, rows) if rows else flags[0]
+    flags = flags if rows else flags[1:]
+    out = tmp_path / f"{command}-model"
+    assert main(["finetune", command, "--init", str(init), "--train", str(train), "--validation", str(train),
+                 "--sequence-length", "32", "--epochs", "1", "--batch-size", "16", "--out", str(out),
+                 "--verbose", "0", *flags]) == 0
+    return out
+
+
+@pytest.mark.slow  # fine-tuning, a SavedModel and a reload: about 30 s
+def test_roberta_classify_finetune_export_predict(tmp_path, roberta_init, capsys):
+    out = finetune(tmp_path, roberta_init, "classify", ["text", "label"], keyword_rows(32, 1))
+    model = kbert.load_model(out)
+    assert isinstance(model.tokenizer, kbert.ByteLevelBpeTokenizer)
+    export = tmp_path / "export" / "1"
+    assert main(["export", str(out), "--out", str(export)]) == 0
+    # The export carries the tokenizer's own files: they reload as the same tokenizer.
+    assert kbert.load_tokenizer(export / "assets").get_vocabulary() == model.tokenizer.get_vocabulary()
+    config = json.loads((export / "assets" / "kbert_export.json").read_text())
+    assert config["tokenizer"]["tokenizer_class"] == "RobertaTokenizer"
+    loaded = tf.saved_model.load(str(export))
+    # Packing as HF's RoBERTa tokenizer does, one text and a pair (<s> a </s></s> b </s>, segment ids 0).
+    hf = transformers.RobertaTokenizerFast.from_pretrained(str(roberta_init))
+    packed = loaded.signatures["preprocess_pair"](text=tf.constant(TEXTS), text_pair=tf.constant(TEXTS[::-1]))
+    reference = hf(TEXTS, TEXTS[::-1], padding=True)
+    np.testing.assert_array_equal(packed["token_ids"].numpy(), reference["input_ids"])
+    np.testing.assert_array_equal(packed["padding_mask"].numpy(), reference["attention_mask"])
+    assert not packed["segment_ids"].numpy().any()
+    # The SavedModel answers as the Keras model on the same texts, and `kbert predict` prints it.
+    got = loaded.signatures["serving_default"](text=tf.constant(TEXTS))["probabilities"].numpy()
+    float32 = with_precision(model, "float32")  # as exported (training here may pick mixed bfloat16)
+    want = tf.nn.softmax(float32(model.preprocessor(TEXTS), training=False)).numpy()
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    # No TFLite file can hold byte-level BPE: --tflite refuses, says why, and writes nothing.
+    refused = tmp_path / "export" / "2"
+    capsys.readouterr()
+    assert main(["export", str(out), "--out", str(refused), "--tflite"]) == 1
+    assert "LiteRT" in capsys.readouterr().err and not refused.parent.joinpath("2").exists()
+    assert sorted(p.name for p in refused.parent.iterdir()) == ["1"]
+    assert main(["predict", str(export), *TEXTS]) == 0
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    np.testing.assert_allclose([p["probabilities"] for p in printed], want, atol=1e-5)
+
+
+def exported_signature(tmp_path, out, head: str):
+    """The model directory `out` loaded, its `head` kernel scaled (so that argmaxes vary between pieces),
+    exported with `kbert.export`, and the export's `serving_default`."""
+    model = kbert.load_model(out, compile=False)
+    model.get_layer(head).kernel.assign(model.get_layer(head).kernel * 200)
+    source = ExportSource(model, model.tokenizer, model.task, 32, model.preprocessor.truncate)
+    path = export(source, tmp_path / "export" / model.task.name)
+    # The export computes in float32, whatever precision fine-tuning picked on this CPU: compare with that.
+    float32 = with_precision(model, "float32")
+    float32.tokenizer, float32.preprocessor, float32.task = model.tokenizer, model.preprocessor, model.task
+    return float32, tf.saved_model.load(str(path)).signatures["serving_default"]
+
+
+@pytest.mark.slow  # fine-tuning and a SavedModel: about 30 s
+def test_roberta_tag_export_words_equal_evaluation(tmp_path, roberta_init):
+    words = {"cat": "B-ANI", "cats": "B-ANI", "dog": "B-ANI", "mat": "B-OBJ", "the": "O", "sat": "O", "U.S.": "O",
+             "on": "O", "ran": "O", ",": "O"}
+    rng = random.Random(2)
+    sentences = [rng.choices(list(words), k=rng.randint(3, 9)) for _ in range(48)]
+    conll = tmp_path / "train.txt"
+    conll.write_text("".join("".join(f"{w} X {words[w]}\n" for w in s) + "\n" for s in sentences), encoding="utf-8")
+    out = finetune(tmp_path, roberta_init, "tag", [], None, str(conll))
+    model, serving = exported_signature(tmp_path, out, "logits")
+    examples = [{"words": s, "tags": [words[w] for w in s]} for s in sentences[:8]]
+    answer = serving(text=tf.constant([" ".join(e["words"]) for e in examples]))
+    (inputs,) = list(tagging_dataset(examples, model.preprocessor, model.task.labels, batch_size=8,
+                                     with_labels=False, keep_word_ids=True))
+    word_ids = inputs.pop("word_ids").numpy()
+    predicted = word_predictions(model(inputs, training=False), word_ids, [len(e["words"]) for e in examples])
+    for i, (example, labels) in enumerate(zip(examples, predicted)):
+        count = int(answer["num_words"][i])
+        assert count == len(example["words"]) == len(labels)
+        assert answer["word_label_id"][i, :count].numpy().tolist() == labels
+        assert [w.decode() for w in answer["word_text"][i, :count].numpy()] == example["words"]
+    assert len({label for labels in predicted for label in labels}) > 1
+
+
+@pytest.mark.slow  # fine-tuning and a SavedModel: about 30 s
+def test_roberta_qa_export_answers_equal_evaluation(tmp_path, roberta_init):
+    rng = random.Random(3)
+    examples = []
+    for i in range(32):
+        before, after = " ".join(rng.choices(FILLER, k=4)), " ".join(rng.choices(FILLER, k=3))
+        answer = rng.choice(["good cat", "bad dog"])
+        examples.append({"id": str(i), "question": "who ?", "context": f"{before} ! {answer} {after}",
+                         "answers": [{"text": answer, "answer_start": len(before) + 3}]})
+    squad = tmp_path / "train.json"
+    squad.write_text(json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": [
+        {"context": e["context"], "qas": [{k: e[k] for k in ("id", "question", "answers")}]} for e in examples]}]}))
+    out = finetune(tmp_path, roberta_init, "qa", [], None, str(squad), "--doc-stride", "8", "--max-query-length", "8")
+    model, serving = exported_signature(tmp_path, out, "span_logits")
+    examples = examples[:8]
+    answer = serving(question=tf.constant([e["question"] for e in examples]),
+                     context=tf.constant([e["context"] for e in examples]))
+    features = build_qa_features(examples, model.tokenizer, 32, max_query_length=8)
+    assert len(features) == len(examples)  # one window each, as the serving graph packs
+    # RoBERTa's pair: <s> question </s></s> context </s>, all segment id 0.
+    packed = model.preprocessor(([e["question"] for e in examples], [e["context"] for e in examples]))
+    np.testing.assert_array_equal(features.token_ids, packed["token_ids"].numpy())
+    assert not features.segment_ids.any()
+    logits = model(features.inputs(), training=False)
+    texts, spans = decode_answers(examples, features, logits["start_logits"].numpy(), logits["end_logits"].numpy(),
+                                  return_spans=True)
+    for i, example in enumerate(examples):
+        span = spans[example["id"]]
+        assert (span["char_start"], span["char_end"]) == (int(answer["start_char"][i]), int(answer["end_char"][i]))
+        assert texts[example["id"]] == answer["answer"][i].numpy().decode()

@@ -1,0 +1,51 @@
+"""Tiny random ALBERT and RoBERTa checkpoints in Hugging Face's layout, with their own tokenizer files, for
+the fine-tuning and export tests of every family: RoBERTa with a byte-level BPE learned by HF `tokenizers`
+(vocab.json + merges.txt), ALBERT with a WordPiece vocab.txt (as the Chinese ALBERTs ship)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+SIZES = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+             max_position_embeddings=130, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+def bpe_files(directory: pathlib.Path, lines: list[str], size: int = 300) -> int:
+    """Learns a byte-level BPE from `lines` with HF `tokenizers` and writes RoBERTa's vocab.json + merges.txt
+    (<s> <pad> </s> <unk> = 0-3, <mask> last) into `directory`; returns the vocabulary size."""
+    tokenizers = pytest.importorskip("tokenizers")
+    trainer = tokenizers.ByteLevelBPETokenizer()
+    trainer.train_from_iterator(lines, vocab_size=size - 1, min_frequency=1, show_progress=False,
+                                special_tokens=["<s>", "<pad>", "</s>", "<unk>"])
+    trainer.save_model(str(directory))
+    vocab = json.loads((directory / "vocab.json").read_text(encoding="utf-8"))
+    vocab["<mask>"] = len(vocab)
+    (directory / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    return len(vocab)
+
+
+def roberta_dir(directory: pathlib.Path, lines: list[str]) -> pathlib.Path:
+    """A random 2-layer HF `RobertaModel` (saved by transformers) with a BPE vocabulary learned from `lines`."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    directory.mkdir(parents=True, exist_ok=True)
+    size = bpe_files(directory, lines)
+    config = transformers.RobertaConfig(vocab_size=size, type_vocab_size=1, pad_token_id=1, bos_token_id=0,
+                                        eos_token_id=2, **SIZES)
+    transformers.RobertaModel(config).save_pretrained(str(directory))
+    return directory
+
+
+def albert_dir(directory: pathlib.Path, vocabulary: list[str]) -> pathlib.Path:
+    """A random 2-layer HF `AlbertModel` (saved by transformers) with a WordPiece vocab.txt of `vocabulary`."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    config = transformers.AlbertConfig(vocab_size=len(vocabulary), embedding_size=16, pad_token_id=0,
+                                       hidden_act="gelu_new", **SIZES)
+    transformers.AlbertModel(config).save_pretrained(str(directory))
+    return directory
