@@ -49,3 +49,22 @@ def albert_dir(directory: pathlib.Path, vocabulary: list[str]) -> pathlib.Path:
                                        hidden_act="gelu_new", **SIZES)
     transformers.AlbertModel(config).save_pretrained(str(directory))
     return directory
+
+
+def albert_sentencepiece_dir(directory: pathlib.Path, lines: list[str], size: int = 80) -> pathlib.Path:
+    """A random 2-layer HF `AlbertModel` with ALBERT's own tokenizer: a SentencePiece model learned from `lines`
+    (`<pad>` `<unk>` `[CLS]` `[SEP]` `[MASK]` at 0-4), as `spiece.model` + `tokenizer_config.json`."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    from kbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+    from kbert.text.sentencepiece_vocabulary import learn_sentencepiece
+
+    directory.mkdir(parents=True, exist_ok=True)
+    corpus = directory.parent / f"{directory.name}_corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tokenizer = SentencePieceTokenizer(learn_sentencepiece([corpus], size=size, verbose=False))
+    tokenizer.save_vocabulary(directory)
+    config = transformers.AlbertConfig(vocab_size=tokenizer.vocabulary_size(), embedding_size=16,
+                                       pad_token_id=tokenizer.pad_token_id, hidden_act="gelu_new", **SIZES)
+    transformers.AlbertModel(config).save_pretrained(str(directory))
+    return directory

@@ -19,7 +19,7 @@ from kbert.tasks.qa_features import build_qa_features
 from kbert.tasks.span_decoding import decode_answers
 from kbert.tasks.tagging_data import tagging_dataset
 from kbert.tasks.word_decoding import word_predictions
-from tests.family_checkpoints import roberta_dir
+from tests.family_checkpoints import albert_dir, albert_sentencepiece_dir, roberta_dir
 from tests.training.conftest import FILLER, keyword_rows, write_tsv
 
 transformers = pytest.importorskip("transformers")
@@ -145,3 +145,31 @@ def test_roberta_qa_export_answers_equal_evaluation(tmp_path, roberta_init):
         span = spans[example["id"]]
         assert (span["char_start"], span["char_end"]) == (int(answer["start_char"][i]), int(answer["end_char"][i]))
         assert texts[example["id"]] == answer["answer"][i].numpy().decode()
+
+
+@pytest.mark.slow  # fine-tuning and a SavedModel, for each of ALBERT's two tokenizers: about 60 s
+@pytest.mark.parametrize("tokenizer", ["sentencepiece", "wordpiece"])
+def test_albert_classify_finetune_export_predict(tmp_path, capsys, tokenizer):
+    """ALBERT with its own SentencePiece model (English releases) or a WordPiece vocab.txt (Chinese ones)."""
+    rows = keyword_rows(64, 0)
+    init = tmp_path / "albert"
+    if tokenizer == "sentencepiece":
+        albert_sentencepiece_dir(init, [text for text, _ in rows])
+    else:
+        from tests.conftest import TINY_VOCAB
+        albert_dir(init, TINY_VOCAB)
+    out = finetune(tmp_path, init, "classify", ["text", "label"], keyword_rows(32, 1))
+    model = kbert.load_model(out)
+    assert isinstance(model.encoder, kbert.AlbertEncoder)
+    assert type(model.tokenizer).__name__ == ("SentencePieceTokenizer" if tokenizer == "sentencepiece"
+                                              else "BertTokenizer")
+    export = tmp_path / "export" / "1"
+    assert main(["export", str(out), "--out", str(export)]) == 0
+    got = tf.saved_model.load(str(export)).signatures["serving_default"](text=tf.constant(TEXTS))["probabilities"]
+    float32 = with_precision(model, "float32")
+    want = tf.nn.softmax(float32(model.preprocessor(TEXTS), training=False)).numpy()
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-5)
+    capsys.readouterr()
+    assert main(["predict", str(export), *TEXTS]) == 0
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    np.testing.assert_allclose([p["probabilities"] for p in printed], want, atol=1e-5)
