@@ -13,7 +13,8 @@ from typing import Any
 from kbert.constants import OBJECTIVES, PACKINGS
 from kbert.pretraining_data.corpus import LAYOUTS
 from kbert.pretraining_data.instances import PretrainingInstance, check_packing, create_pretraining_instances
-from kbert.pretraining_data.model_defaults import MODEL_DEFAULTS, MODEL_TYPE_HELP, MODEL_TYPES, model_defaults
+from kbert.pretraining_data.model_defaults import (CORPUS_LAYOUTS, MODEL_DEFAULTS, MODEL_TYPE_HELP, MODEL_TYPES,
+                                                   model_defaults, resolve_layout)
 from kbert.text.text_files import DEFAULT_ENCODING_ERRORS, ENCODING_ERRORS
 
 MASKINGS = ("static", "dynamic")
@@ -91,8 +92,9 @@ class CreatePretrainingDataConfig:
         "help": "uncased tokenization (--no-lowercase for cased vocabularies)"})
     layout: str = dataclasses.field(default="sentences", metadata={
         "help": "sentences: one sentence a line, blank line between documents; documents: one document a "
-                "line; paragraphs: a file is a document of blank-line separated paragraphs (books)",
-        "choices": LAYOUTS})
+                "line; paragraphs: a file is a document of blank-line separated paragraphs (books); "
+                "full-sentences: sentences, packed as RoBERTa's FULL-SENTENCES (--packing full-sentences)",
+        "choices": CORPUS_LAYOUTS})
     masking: str | None = dataclasses.field(default=None, metadata={
         "help": "static: masks written into the records; dynamic: unmasked records, masked afresh every "
                 "epoch when read (default: from --model-type: dynamic for roberta, else static)",
@@ -111,6 +113,7 @@ class CreatePretrainingDataConfig:
                 "how many", "choices": ENCODING_ERRORS})
 
     def __post_init__(self) -> None:
+        self.layout, self.packing = resolve_layout(self.layout, self.packing)
         given = {name: getattr(self, name) for name in MODEL_DEFAULTS["bert"]}
         for name, value in model_defaults(self.model_type, given).items():
             setattr(self, name, value)

@@ -25,6 +25,27 @@ MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
     "roberta": {"objective": "none", "packing": FULL_SENTENCES, "ngram": 1, "whole_word_masking": False,
                 "masking": "dynamic"},
 }
+# `--layout full-sentences`: RoBERTa's input format named as a corpus layout, as its paper names it: a sentence a
+# line (the "sentences" layout), packed as full sentences (`--packing full-sentences`).
+CORPUS_LAYOUTS = ("sentences", "documents", "paragraphs", FULL_SENTENCES)
+
+
+def resolve_layout(layout: str, packing: str | None) -> tuple[str, str | None]:
+    """(corpus layout, packing) for `--layout LAYOUT --packing PACKING`; `full-sentences` is both.
+
+    Example:
+    >>> resolve_layout("full-sentences", None)
+    ('sentences', 'full-sentences')
+    >>> resolve_layout("documents", None)
+    ('documents', None)
+    """
+    if layout != FULL_SENTENCES:
+        return layout, packing
+    if packing not in (None, FULL_SENTENCES):
+        raise ValueError(f"--layout full-sentences packs full sentences; it cannot go with --packing {packing}")
+    return "sentences", FULL_SENTENCES
+
+
 # The model types `--model-type` takes (`kbert.config.MODEL_TYPES` names the checkpoint families that
 # `BertConfig` reads, BERT's alone until the ALBERT and RoBERTa encoders land).
 MODEL_TYPES = tuple(MODEL_DEFAULTS)

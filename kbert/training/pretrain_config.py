@@ -15,7 +15,7 @@ from kbert.config import BertConfig
 from kbert.constants import OBJECTIVES, PACKINGS, VERBOSE_HELP, VERBOSITIES
 from kbert.precision import MIXED_PRECISION_HELP
 from kbert.pretraining_data.instances import check_packing
-from kbert.pretraining_data.model_defaults import MODEL_TYPES
+from kbert.pretraining_data.model_defaults import CORPUS_LAYOUTS, MODEL_TYPES, resolve_layout
 
 
 @dataclasses.dataclass
@@ -99,7 +99,8 @@ class PretrainConfig:
                 "--model-type)", "choices": PACKINGS})
     language: str = "en"
     layout: str = dataclasses.field(default="sentences", metadata={
-        "help": "raw text: sentences, documents or paragraphs (see create-pretraining-data)"})
+        "help": "raw text: sentences, documents, paragraphs, or full-sentences (sentences packed as RoBERTa's "
+                "FULL-SENTENCES; see create-pretraining-data)", "choices": CORPUS_LAYOUTS})
     encoding_errors: str = dataclasses.field(default="replace", metadata={
         "help": "raw text and --heldout-text: bytes that are not UTF-8: replace, ignore or strict"})
     heldout_text: str | None = dataclasses.field(default=None, metadata={
@@ -164,6 +165,9 @@ class PretrainConfig:
         fields["model"] = model
         fields.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**fields)
+
+    def __post_init__(self) -> None:
+        self.layout, self.packing = resolve_layout(self.layout, self.packing)
 
     def validate(self) -> None:
         if not self.train:

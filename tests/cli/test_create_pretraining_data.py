@@ -180,6 +180,11 @@ def test_model_type_roberta_packs_full_sentences_with_dynamic_masks(tmp_path, co
     assert inside > 0
     # 40 tokens in 3 documents fill a few inputs of at most 14; each is written twice (--dupe-factor 2).
     assert len(inputs) == metadata["num_instances"] and set(Counter(inputs).values()) == {2}
+    # `--layout full-sentences` (RoBERTa's name for the format) is the sentences layout packed as full sentences.
+    again = tmp_path / "layout"
+    assert run(["--input", corpus, "--vocab", tiny_vocab_file, "--out", again, "--sequence-length", 16,
+                "--dupe-factor", 2, "--layout", "full-sentences", "--masking", "dynamic", "--objective", "none"]) == 0
+    assert json.loads((again / "pretraining_data.json").read_text())["packing"] == "full-sentences"
 
 
 def test_model_type_albert_defaults_and_given_flags(tmp_path, corpus, tiny_vocab_file):

@@ -45,3 +45,15 @@ def test_the_table_loads_without_tensorflow():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_layout_full_sentences_is_the_sentences_layout_packed_as_full_sentences():
+    from kbert.pretraining_data.create_config import CreatePretrainingDataConfig
+    from kbert.training.pretrain_config import PretrainConfig
+
+    data = CreatePretrainingDataConfig(input=["c.txt"], vocab="v.txt", out="o", layout="full-sentences")
+    assert (data.layout, data.packing, data.objective) == ("sentences", "full-sentences", "none")
+    run = PretrainConfig(train="c.txt", out="o", layout="full-sentences")
+    assert (run.layout, run.packing) == ("sentences", "full-sentences")
+    with pytest.raises(ValueError, match="cannot go with --packing segment-pair"):
+        PretrainConfig(train="c.txt", out="o", layout="full-sentences", packing="segment-pair")
