@@ -22,7 +22,8 @@ import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from benchmarks.common.report import command_line, cpu_name, host_key, run_in_own_process, write_section
+from benchmarks.common.report import (command_line, cpu_flags_that_matter, cpu_name, host_key, run_in_own_process,
+                                      write_section)
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -127,13 +128,6 @@ def child(spec: dict) -> list[float]:
 def measure(spec: dict) -> list[float]:
     """Runs one cell in a process of its own; returns its GFLOP/s per shape."""
     return run_in_own_process("benchmarks.products", json.dumps(spec), [])
-
-
-def cpu_flags_that_matter() -> str:
-    from kbert.precision import cpu_flags
-
-    wanted = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8", "amx_tile")
-    return " ".join(f for f in wanted if f in cpu_flags()) or "none of " + ", ".join(wanted)
 
 
 def table(dtype: str, cells: dict[str, list[float]], cores: int) -> str:

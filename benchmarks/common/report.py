@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import platform
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -32,8 +34,8 @@ def command_line() -> str:
     root = pathlib.Path(__file__).resolve().parents[2]
     if script.suffix == ".py" and script.is_relative_to(root / "benchmarks"):
         module = ".".join(script.relative_to(root).with_suffix("").parts)
-        return " ".join(["python -m", module, *sys.argv[1:]])
-    return "python " + " ".join(sys.argv)
+        return " ".join(["python -m", module, *map(shlex.quote, sys.argv[1:])])
+    return "python " + shlex.join(sys.argv)
 
 
 def cpu_name() -> str:
@@ -57,6 +59,25 @@ def host_key() -> str:
     except OSError:
         return platform.machine()
     return f"{fields.get('vendor_id', '?')} {fields.get('cpu family', '?')}/{fields.get('model', '?')}"
+
+
+def cpu_flags_that_matter() -> str:
+    """The vector and matrix flags of this CPU that decide its float32 and bfloat16 speed, space-separated."""
+    from kbert.precision import cpu_flags
+
+    wanted = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8", "amx_tile")
+    return " ".join(f for f in wanted if f in cpu_flags()) or "none of " + ", ".join(wanted)
+
+
+def host_line() -> str:
+    """This host as a record names it: processor, its family/model (`host_key`), cores and flags."""
+    return (f"{cpu_name()} (family/model {host_key()}), {os.cpu_count()} cores, "
+            f"flags: {cpu_flags_that_matter()}")
+
+
+def load_average() -> str:
+    """The 1-, 5- and 15-minute load averages, as `uptime` prints them."""
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def publish(name: str, report: str, write: bool = True, path: pathlib.Path = BENCHMARKS_MD) -> None:
