@@ -19,8 +19,8 @@ with the order reversed every other round; each cell's best round is reported:
 The bfloat16 cells run by default only where the CPU multiplies bfloat16 natively (avx512_bf16 or amx_bf16);
 elsewhere `--variants` may still name them.
 
-    python -m benchmarks.albert_inference [--rounds 2] [--steps 4] [--write]
-    python -m benchmarks.albert_inference --batch-size 2 --sequence-length 16 --steps 2 --rounds 1  # smoke test
+    python -m benchmarks.studies.albert_inference [--rounds 2] [--steps 4] [--write]
+    python -m benchmarks.studies.albert_inference --batch-size 2 --sequence-length 16 --steps 2 --rounds 1  # smoke test
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from benchmarks.common.report import (add_variant_arguments, chosen_variants, co
 from kbert.export import serving_threads
 from kbert.precision import has_native_bf16
 
-MODULE = "benchmarks.albert_inference"
+MODULE = "benchmarks.studies.albert_inference"
 # albert-base-v2's config.json, dropout aside (0 there too).
 ALBERT_BASE = dict(vocab_size=30000, embedding_size=128, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                    intermediate_size=3072, hidden_act="gelu_new", max_position_embeddings=512, type_vocab_size=2)
