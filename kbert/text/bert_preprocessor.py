@@ -27,7 +27,7 @@ def packing_layout(tokenizer) -> dict[str, int]:
         `{"separators": separators between the two texts, "second_segment_id": the second text's segment id}`.
 
     Example:
-    >>> packing_layout(BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]"]))
+    >>> packing_layout(BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the"]))
     {'separators': 1, 'second_segment_id': 1}
     """
     packing = getattr(tokenizer, "packing", "bert")
