@@ -188,7 +188,7 @@ def test_whole_journey_on_ram(tmp_path, monkeypatch, capsys):
                                 "intermediate_size": 32, "max_position_embeddings": 16}))
         command = ["pretrain", "--train", data_dir, "--config", model_config, "--steps", "4",
                    "--batch-size", "4", "--save-every-steps", "2", "--out", run_dir, "--verbose", "0"]
-        import kbert.training.callbacks as callbacks_module  # pretrain() imports StepClock from here
+        import kbert.training.time_callbacks as callbacks_module  # pretrain() imports StepClock from here
 
         clock = callbacks_module.StepClock
 

@@ -140,6 +140,7 @@ def test_small_presets_and_their_errors():
         config = kbert.AlbertConfig.from_preset(preset)
         assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == \
             (layers, hidden, hidden // 64)
-    with pytest.raises(ValueError, match="Unknown RoBERTa preset 'tiny'"):
-        kbert.RobertaEncoder.from_preset("tiny")
+    assert kbert.RobertaConfig.from_preset("tiny").num_hidden_layers == 2  # BERT's small shapes, for pretraining
+    with pytest.raises(ValueError, match="Unknown RoBERTa preset 'xlarge'"):
+        kbert.RobertaEncoder.from_preset("xlarge")
     assert kbert.AlbertConfig.from_preset("xlarge").num_attention_heads == 16  # as released
