@@ -30,6 +30,7 @@ _EXPORTS = {
     "ByteLevelBpeTokenizer": "kbert.text.byte_bpe_tokenizer",
     "SentencePieceTokenizer": "kbert.text.sentencepiece_tokenizer",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
+    "TFLiteSentencePieceTokenizer": "kbert.text.tflite_sentencepiece_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
     "load_tokenizer": "kbert.text.loading",
     "load_embeddings": "kbert.embeddings.embedding_files",

@@ -22,6 +22,8 @@ ALLOW = {
                                           "`kbert predict model.tflite` free of TensorFlow",
     "kbert/export/export_config.py:read_export_config": "the config beside a local .tflite, read without loading "
                                                         "TensorFlow (as LiteRT reads the file itself)",
+    "kbert/text/sentencepiece_vocabulary.py:compile_charsmap": "the rules file the sentencepiece library reads "
+                                                               "itself, in a private local temp dir, removed at once",
     "kbert/precision.py:cpu_flags": "/proc/cpuinfo, this machine's own file (and the module must not load TensorFlow)",
     "kbert/training/worker_outputs.py:_scratch": "a non-chief worker's scratch outputs are local and private by "
                                                  "design, removed at the end",

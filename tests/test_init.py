@@ -64,7 +64,8 @@ def test_the_public_api_is_unchanged():
     assert sorted(kbert.__all__) == sorted([
         "BertClassifier", "BertConfig", "BertEmbeddings", "BertEncoder", "BertPreprocessor", "BertPretrainer",
         "BertQuestionAnswerer", "BertTokenClassifier", "BertTokenizer", "ByteLevelBpeTokenizer", "CheckpointError",
-        "PRESETS", "SentencePieceTokenizer", "TFLiteBertTokenizer", "__version__", "from_keras_hub", "learn_vocabulary",
+        "PRESETS", "SentencePieceTokenizer", "TFLiteBertTokenizer",
+        "TFLiteSentencePieceTokenizer", "__version__", "from_keras_hub", "learn_vocabulary",
         "load_embeddings", "load_model",
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
         "to_keras_hub",

@@ -65,8 +65,8 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
 
     Raises:
         FileExistsError: `out` exists and `force` is False.
-        ValueError: `tflite` with a tokenizer that LiteRT cannot run (its `tflite_unsupported` says why);
-            nothing is written.
+        ValueError: `tflite` with a tokenizer that LiteRT cannot run, or without the offsets the task's
+            outputs need (`tflite_convert.refusal` says why); nothing is written.
     """
     check_quantize(quantize)
     check_precision(precision)
@@ -75,9 +75,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     elif sequence_length:
         source = dataclasses.replace(source, sequence_length=int(sequence_length))
     given, out = out, file_io.fspath(out).rstrip("/")
-    refusal = getattr(source.tokenizer, "tflite_unsupported", None)
-    if tflite and refusal:  # before anything is written
-        raise ValueError(f"no TFLite export with a {type(source.tokenizer).__name__}: {refusal}")
+    refusal = tflite_convert.refusal(source) if tflite else None
+    if refusal:  # before anything is written
+        raise ValueError(refusal)
     if file_io.exists(out) and not force:
         raise FileExistsError(f"{out} exists; pass force=True (--force) to replace it")
     # Written beside `out` (hidden and non-numeric: TF Serving only loads directories named by an integer),

@@ -1,9 +1,10 @@
 """TFLite conversion of a kbert export: its `ServingModule`, tokenizing with a TFLite tokenizer, through
 TensorFlow's converter. `kbert.export.tflite` runs the file it writes, without TensorFlow.
 
-The graph tokenizes with `kbert.text.TFLiteBertTokenizer` (the SavedModel's ids and character offsets) and
-is converted to TFLite built-ins plus tensorflow-text's TFLite kernels (ByteSplitWithOffsets,
-FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, RaggedTensorToTensor, in
+The graph tokenizes with the tokenizer's TFLite twin (`lite_tokenizer`): `kbert.text.TFLiteBertTokenizer` (the
+SavedModel's ids and character offsets) or `kbert.text.TFLiteSentencePieceTokenizer` (its ids), and is
+converted to TFLite built-ins plus tensorflow-text's TFLite kernels (ByteSplitWithOffsets,
+FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, FastSentencepieceTokenize, RaggedTensorToTensor, in
 `tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`): no Flex op, which LiteRT ships without.
 """
 
@@ -18,7 +19,24 @@ import tensorflow as tf
 import kbert.file_io as file_io
 from kbert.export.export_source import ExportSource, build_module
 from kbert.precision import check_quantize
-from kbert.text import TFLiteBertTokenizer
+from kbert.text import BertTokenizer, SentencePieceTokenizer, TFLiteBertTokenizer, TFLiteSentencePieceTokenizer
+
+
+def lite_tokenizer(tokenizer: BertTokenizer | SentencePieceTokenizer) -> BertTokenizer | SentencePieceTokenizer:
+    """The tokenizer's TFLite twin: its ids (and, for WordPiece, its offsets) from ops that LiteRT runs."""
+    if isinstance(tokenizer, SentencePieceTokenizer):
+        return TFLiteSentencePieceTokenizer.from_tokenizer(tokenizer)
+    return TFLiteBertTokenizer.from_tokenizer(tokenizer)
+
+
+def refusal(source: ExportSource) -> str | None:
+    """Why `source` can have no TFLite file (said before anything is written), or None."""
+    tokenizer, kind = source.tokenizer, type(source.tokenizer).__name__
+    if getattr(tokenizer, "tflite_unsupported", None):
+        return f"no TFLite export with a {kind}: {tokenizer.tflite_unsupported}"
+    if source.task.serving_uses_offsets and getattr(tokenizer, "tflite_offsets_unsupported", None):
+        return f"no TFLite export of a {source.task.name} model with a {kind}: {tokenizer.tflite_offsets_unsupported}"
+    return None
 
 
 def convert(source: ExportSource, quantize: str = "none", workdir: str | os.PathLike | None = None) -> bytes:
@@ -38,7 +56,7 @@ def convert(source: ExportSource, quantize: str = "none", workdir: str | os.Path
     >>> pathlib.Path("model.tflite").write_bytes(convert(source, quantize="dynamic"))  # doctest: +SKIP
     """
     check_quantize(quantize)
-    module = build_module(source, tokenizer=TFLiteBertTokenizer.from_tokenizer(source.tokenizer))
+    module = build_module(source, tokenizer=lite_tokenizer(source.tokenizer))
     staging = tempfile.TemporaryDirectory() if workdir is None else contextlib.nullcontext(file_io.fspath(workdir))
     with staging as tmp:
         tf.saved_model.save(module, tmp, signatures=module.signatures())

@@ -180,6 +180,8 @@ class Task(TaskSettings):
         "text": ("kbert warmup request", "a"), "text_pair": ("second segment", "")}
     # Outputs padded per row, each row's length given by a count output: {count output: padded outputs}.
     trimmed_outputs: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # Whether `serving_functions` packs with character offsets (`ServingInputs.pack_with_offsets`).
+    serving_uses_offsets: ClassVar[bool] = False
 
     @property
     def takes_pair(self) -> bool:

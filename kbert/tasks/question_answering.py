@@ -39,6 +39,7 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
     """
 
     model_class: ClassVar[type] = BertQuestionAnswerer
+    serving_uses_offsets: ClassVar[bool] = True  # the answer's span in the context
 
     def _read(self, source: str | os.PathLike, split: str) -> list[Example]:
         articles = self.train_articles if split == "train" else self.validation_articles

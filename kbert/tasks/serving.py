@@ -12,7 +12,7 @@ from typing import Any, Callable
 import keras
 import tensorflow as tf
 
-from kbert.text import BertPreprocessor, BertTokenizer, TFLiteBertTokenizer
+from kbert.text import BertPreprocessor, BertTokenizer
 
 STRING = tf.TensorSpec([None], tf.string)
 MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -23,7 +23,8 @@ class ServingInputs:
 
     Args:
         model: the Keras model, called with `training=False`.
-        tokenizer: `BertTokenizer`. A `TFLiteBertTokenizer` makes the graph TFLite-convertible; then
+        tokenizer: `BertTokenizer` or another kbert tokenizer. A TFLite one (`kbert.export.tflite_convert.lite_tokenizer`,
+            whose `in_tflite` is True) makes the graph TFLite-convertible; then
             `with_strings` is False (TFLite has no kernel for character substrings).
         sequence_length: int. The longest packed input; shorter batches run at their own length.
         truncate: str. "round_robin" or "waterfall".
@@ -35,7 +36,7 @@ class ServingInputs:
     def __init__(self, model: keras.Model, tokenizer: BertTokenizer, sequence_length: int = 128,
                  truncate: str = "round_robin"):
         self.tokenizer = tokenizer
-        self.with_strings = not isinstance(tokenizer, TFLiteBertTokenizer)
+        self.with_strings = not getattr(tokenizer, "in_tflite", False)
         self.packer = BertPreprocessor(tokenizer, sequence_length=sequence_length, truncate=truncate)
         # Traced once and shared by every signature (tracing the tokenizer dominates export time).
         self.token_ids = tf.function(tokenizer.tokenize, input_signature=[STRING])

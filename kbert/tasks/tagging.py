@@ -42,6 +42,7 @@ class TaggingTask(TaggingSettings, Task):
     """
 
     model_class: ClassVar[type] = BertTokenClassifier
+    serving_uses_offsets: ClassVar[bool] = True  # words' spans in the text
 
     def _read(self, source: str | os.PathLike, split: str) -> list[Example]:
         return read_tagging(source, tag_column=self.tag_column, tag_format=self.tag_format)

@@ -11,9 +11,11 @@ _EXPORTS = {
     "SentencePieceTokenizer": "kbert.text.sentencepiece_tokenizer",
     "load_tokenizer": "kbert.text.loading",
     "TFLiteBertTokenizer": "kbert.text.tflite_bert_tokenizer",
+    "TFLiteSentencePieceTokenizer": "kbert.text.tflite_sentencepiece_tokenizer",
     "learn_vocabulary": "kbert.text.vocabulary",
     "learn_sentencepiece": "kbert.text.sentencepiece_vocabulary",
 }
-__all__ = ["BertTokenizer", "ByteLevelBpeTokenizer", "SentencePieceTokenizer", "TFLiteBertTokenizer", "BertPreprocessor",
+__all__ = ["BertTokenizer", "ByteLevelBpeTokenizer", "SentencePieceTokenizer", "TFLiteBertTokenizer",
+           "TFLiteSentencePieceTokenizer", "BertPreprocessor",
            "load_tokenizer", "learn_vocabulary", "learn_sentencepiece"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

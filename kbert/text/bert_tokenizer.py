@@ -106,6 +106,8 @@ class BertTokenizer(TokenVocabulary, keras.layers.Layer):
         self._is_suffix = tf.constant([t.startswith("##") for t in self.vocabulary])
         self.built = True
 
+    in_tflite = False  # runs string ops that LiteRT lacks; `TFLiteBertTokenizer` is its twin that LiteRT runs
+
     # ---- vocabulary (the look-ups are `TokenVocabulary`'s) ------------------------------------------
     def save_vocabulary(self, directory: str | os.PathLike) -> str:
         """Writes `vocab.txt` and `tokenizer_config.json` (`do_lower_case`) into `directory`; returns the

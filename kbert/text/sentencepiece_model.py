@@ -142,11 +142,12 @@ class SentencePieceModel:
             out.append((number, wire, value))
         return encode(out)
 
-    def graph_proto(self) -> bytes:
-        """The model the graph op runs, given text that kbert has already normalised.
+    def graph_proto(self, charsmap: bytes = b"") -> bytes:
+        """The model the graph op runs, given text that kbert has already normalised (or that `charsmap`
+        normalises: `kbert.text.TFLiteSentencePieceTokenizer`'s).
 
-        Its normaliser keeps only the white-space handling (trim, collapse runs of spaces, "▁" before each
-        word); pieces with a "▁" after their first character become unused, as HF, which splits words at
+        Its normaliser keeps only `charsmap` (none by default) and the white-space handling (trim, collapse
+        runs of spaces, "▁" before each word); pieces with a "▁" after their first character become unused, as HF, which splits words at
         every "▁" before its Unigram model, never forms them; byte fallback is off (HF's ALBERT has none,
         an unknown character is `<unk>`). Scores are rounded to multiples of 2^-15 (by at most 1.6e-5): so
         SentencePiece's float32 sums along a word are exact, as HF's float64 ones are, and segmentations that
@@ -155,7 +156,8 @@ class SentencePieceModel:
         """
         scores = np.round(np.array(self.scores, np.float64) * SCORE_QUANTUM) / SCORE_QUANTUM
         types = [UNUSED if META in p[1:] and kind == NORMAL else kind for p, kind in zip(self.pieces, self.types)]
-        normalizer = [(NORMALIZER_NAME, LENGTH, b"identity"), (ADD_DUMMY_PREFIX, VARINT, 1),
+        normalizer = [(NORMALIZER_NAME, LENGTH, b"kbert" if charsmap else b"identity"),
+                      *([(CHARSMAP, LENGTH, charsmap)] if charsmap else []), (ADD_DUMMY_PREFIX, VARINT, 1),
                       (REMOVE_EXTRA_WHITESPACES, VARINT, 1), (ESCAPE_WHITESPACES, VARINT, 1)]
         out = []
         for number, wire, value in fields(self._rewrite_pieces(scores.tolist(), types)):

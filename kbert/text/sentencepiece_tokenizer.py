@@ -79,9 +79,11 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     [[10975, 126, 187]]
     """
 
-    # Why no TFLite file holds this tokenizer yet (`kbert export --tflite` refuses with it).
-    tflite_unsupported = ("kbert's TFLite graph tokenizes WordPiece only; a SentencePiece model is not wired "
-                          "into it yet: export a SavedModel instead (without --tflite)")
+    # Why a TFLite export cannot hold an export that needs offsets (tagging, QA) with this tokenizer.
+    tflite_offsets_unsupported = ("LiteRT's SentencePiece op (tensorflow-text's FastSentencepieceTokenize) gives "
+                                  "ids without offsets, which this task's outputs need: export a SavedModel "
+                                  "instead (without --tflite)")
+    in_tflite = False  # runs string ops that LiteRT lacks; `TFLiteSentencePieceTokenizer` is its twin that LiteRT runs
 
     def __init__(self, proto: bytes | str | os.PathLike, lowercase: bool = True, strip_accents: bool = True,
                  **kwargs):
@@ -107,6 +109,7 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
         chars = set("".join(self.vocabulary))
         nul = next(c for c in _NUL_STAND_INS if chr(c) not in chars)
         table = code_point_table(charsmap_characters(model.charsmap), self.lowercase, self.strip_accents, nul)
+        self._table = table
         self._normalizer = AlbertNormalizer(table, self.lowercase)
         graph_proto = model.graph_proto()
         self._sentencepiece = tf_text.SentencepieceTokenizer(model=graph_proto, out_type=tf.int32)  # has offsets
@@ -123,6 +126,15 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
         content[self.unk_token_id] = -1
         self._content_bytes = tf.constant(content, tf.int32)
         self.built = True
+
+    @property
+    def tflite_unsupported(self) -> str | None:
+        """Why no TFLite export can hold this tokenizer (`kbert export --tflite` refuses), or None."""
+        if self._fast_sentencepiece is self._sentencepiece:
+            return ("the model holds pieces with a '▁' after their first character, which tensorflow-text's "
+                    "FastSentencepieceTokenizer (LiteRT's SentencePiece op) rejects: export a SavedModel instead "
+                    "(without --tflite)")
+        return None
 
     # ---- vocabulary (the look-ups are `TokenVocabulary`'s) ------------------------------------------
     def save_vocabulary(self, directory: str | os.PathLike) -> str:

@@ -1,9 +1,11 @@
-"""`learn_sentencepiece`: an ALBERT SentencePiece model (Unigram) from text files."""
+"""`learn_sentencepiece`: an ALBERT SentencePiece model (Unigram) from text files; `compile_charsmap`: a
+character map in the form a SentencePiece model holds it."""
 
 from __future__ import annotations
 
 import io
 import os
+import tempfile
 from collections.abc import Iterator
 
 import keras
@@ -87,3 +89,46 @@ def learn_sentencepiece(
     except RuntimeError as err:
         raise ValueError(f"SentencePiece could not learn a model from {files}: {err}") from err
     return model.getvalue()
+
+
+def compile_charsmap(rules: dict[str, str]) -> bytes:
+    """A SentencePiece `precompiled_charsmap` that replaces each key of `rules` by its value.
+
+    SentencePiece applies such a map left to right, taking the longest key that matches at each place;
+    text that no key matches stays as it is. The map is compiled by the sentencepiece library's own
+    builder (its trainer's `normalization_rule_tsv`, on a throwaway model of a few characters): the
+    double-array layout it writes is the one SentencePiece's readers, tensorflow-text's ops among them,
+    expect.
+
+    Args:
+        rules: dict of str -> str. Non-empty keys without NUL; a value may be empty (the key is deleted).
+
+    Returns:
+        The map's bytes, for a model's `normalizer_spec.precompiled_charsmap`.
+
+    Example:
+    >>> from kbert.text.sentencepiece_model import charsmap_characters
+    >>> charsmap_characters(compile_charsmap({"``": '"', "É": "e"}))  # the single characters' rules
+    {201: 'e'}
+    """
+    import sentencepiece
+
+    from kbert.text.sentencepiece_model import CHARSMAP, NORMALIZER_SPEC, fields
+
+    if any(not key or "\0" in key for key in rules):
+        raise ValueError("charsmap keys must be non-empty and hold no NUL")
+
+    def hex_codes(text: str) -> str:
+        return " ".join(f"{ord(c):X}" for c in text)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tsv, text = os.path.join(tmp, "rules.tsv"), os.path.join(tmp, "text.txt")
+        with open(tsv, "w", encoding="utf-8") as f:
+            f.writelines(f"{hex_codes(key)}\t{hex_codes(value)}\n" for key, value in rules.items())
+        with open(text, "w", encoding="utf-8") as f:
+            f.write("a b c\n" * 4)
+        model = io.BytesIO()
+        sentencepiece.SentencePieceTrainer.train(input=text, model_writer=model, model_type="char", vocab_size=6,
+                                                 normalization_rule_tsv=tsv, minloglevel=2)
+    normalizer = next(value for number, _, value in fields(model.getvalue()) if number == NORMALIZER_SPEC)
+    return next(value for number, _, value in fields(normalizer) if number == CHARSMAP)

@@ -135,6 +135,8 @@ class TFLiteBertTokenizer(BertTokenizer):
     [[4, 5, 6, 7]]
     """
 
+    in_tflite = True
+
     def __init__(self, vocabulary: str | os.PathLike | list[str], lowercase: bool = True,
                  strip_accents: bool | None = None, max_chars_per_word: int = 100, **kwargs):
         super().__init__(vocabulary, lowercase=lowercase, strip_accents=strip_accents,
