@@ -9,6 +9,7 @@ import importlib
 import inspect
 import json
 import pathlib
+import re
 import struct
 from unittest import mock
 
@@ -64,6 +65,14 @@ def hf_albert_tokenizer(directory) -> "transformers.PreTrainedTokenizerBase":  #
 def hf_encode(hf, texts: list[str]):
     """HF's ids, offsets and word ids, with text like "[SEP]" read as text (as kbert reads it)."""
     return hf(texts, add_special_tokens=False, return_offsets_mapping=True, split_special_tokens=True)
+
+
+def kbert_offsets(text: str, offsets) -> list[tuple[int, int]]:
+    """HF's character offsets of `text` as kbert gives them: a piece that starts at the second character of a
+    quote pair ("``" or "''", paired left to right) starts at the first (kbert's '"' covers both; HF's loses
+    the first, which step 1 deletes)."""
+    seconds = {m.start() + 1 for m in re.finditer("``|''", text)}
+    return [(a - 1 if a in seconds else a, b) for a, b in map(tuple, offsets)]
 
 
 def tiny_model(pieces: list[tuple[str, float]], charsmap: bytes = b"") -> bytes:

@@ -52,9 +52,9 @@ class ServingModule(tf.Module):
         pair = task.takes_pair
         # Each weight's tf.Variable once (Keras variables wrap them; tracking both would save both).
         self.weights = [v.value for v in model.weights]
-        # Lookup tables a tokenizer holds (byte-level BPE's merge rules) are resources the graph captures:
-        # the SavedModel saves and restores those it tracks.
-        self.tokenizer_tables = [v for v in vars(tokenizer).values() if isinstance(v, tf.lookup.StaticHashTable)]
+        # The resources a tokenizer holds are captured by the graph: the SavedModel saves and restores those
+        # it tracks (byte-level BPE's lookup tables; SentencePiece's model, which `tokenize_with_offsets` uses).
+        self.tokenizer_resources = tokenizer_resources(tokenizer)
         inputs = ServingInputs(model, tokenizer, sequence_length, truncate)
         self.with_strings = inputs.with_strings
 
@@ -92,6 +92,22 @@ class ServingModule(tf.Module):
                     for count, padded in self.task.trimmed_outputs.items() if count in outputs}
             config[name] = {"inputs": list(self._inputs[name]), "outputs": outputs, "trim": trim}
         return config
+
+
+def tokenizer_resources(tokenizer: Any) -> list[Any]:
+    """The resources (`tf.saved_model.experimental.TrackableResource`) that a tokenizer holds, directly or in a
+    `tf.Module` of its own (tensorflow-text's `SentencepieceTokenizer` holds its model as one): each as the
+    object that holds it, for a module to track.
+
+    Example:
+    >>> tokenizer_resources(BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the"]))
+    []
+    """
+    def is_resource(value: Any) -> bool:
+        return isinstance(value, tf.saved_model.experimental.TrackableResource)
+
+    return [value for value in vars(tokenizer).values()
+            if is_resource(value) or (isinstance(value, tf.Module) and any(map(is_resource, vars(value).values())))]
 
 
 def input_names(fn: Callable) -> tuple[str, ...]:

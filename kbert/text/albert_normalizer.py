@@ -95,9 +95,10 @@ class AlbertNormalizer:
                                 self.tables(tf.gather(text, other_rows))[0]], 0)
         return tf.gather(normalized, tf.math.invert_permutation(tf.concat([plain_rows, other_rows], 0)))
 
-    def with_characters(self, text: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
-        """`tables`' three outputs for the rows taken in the order `order`, also returned: plain rows without
-        quote pairs first (their characters are bytes, and stay so), then the others."""
+    def with_characters(self, text: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+        """`tables`' four outputs (its quote pairs found by position) for the rows taken in the order
+        `order`, also returned: plain rows without quote pairs first (their characters are bytes, and stay
+        so), then the others."""
         plain_rows, other_rows = self._routes(text, PLAIN)
         if self.plain_route:  # a quote pair shortens the text: such rows take the tables
             pairs = tf.strings.regex_full_match(tf.gather(text, plain_rows), f"(?s).*(?:{QUOTE_PAIR}).*")
@@ -106,23 +107,34 @@ class AlbertNormalizer:
         plain = tf.gather(text, plain_rows)
         lengths = tf.strings.length(plain)
         plain_bytes = tf.reduce_sum(lengths)
-        normalized, char_splits, char_ends = self.tables(tf.gather(text, other_rows))
+        normalized, char_splits, char_starts, char_ends = self.tables(tf.gather(text, other_rows),
+                                                                      mark_pairs=False)
         char_splits = tf.concat([splits_from_lengths(tf.cast(lengths, char_splits.dtype)),
                                  char_splits[1:] + tf.cast(plain_bytes, char_splits.dtype)], 0)
+        char_starts = tf.concat([tf.range(plain_bytes), char_starts + plain_bytes], 0)
         char_ends = tf.concat([tf.range(1, plain_bytes + 1), char_ends + plain_bytes], 0)
-        return (tf.concat([self._plain(plain), normalized], 0), char_splits, char_ends,
+        return (tf.concat([self._plain(plain), normalized], 0), char_splits, char_starts, char_ends,
                 tf.concat([plain_rows, other_rows], 0))
 
-    def tables(self, text: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    def tables(self, text: tf.Tensor, mark_pairs: bool = True) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         """Normalises a 1-D batch through the code-point tables.
 
+        Args:
+            text: a 1-D batch of strings.
+            mark_pairs: bool. Where the tables delete a character, find step 1's pairs by writing it over each
+                pair's first character (a cheap string replacement); False: by position (`quote_pairs`),
+                which tells where each pair is (the character bytes below need it).
+
         Returns:
-            (normalized, char_splits, char_ends): the normalised strings (batch,); the row splits of the
-            input's characters (batch + 1,); and each input character's end in bytes of the normalised
-            batch, counted over the whole batch (a deleted character ends where the one before it does).
-            Invalid UTF-8 is read as U+FFFD, one per invalid sequence.
+            (normalized, char_splits, char_starts, char_ends): the normalised strings (batch,); the row
+            splits of the input's characters (batch + 1,); and each input character's bytes [start, end) in
+            the normalised batch, counted over the whole batch: the bytes it became (a deleted character:
+            none, where the one before it ends). The first character of a quote pair ends where its pair's
+            quote does (when `mark_pairs` is False or the tables delete nothing): the quote is both
+            characters'. Invalid UTF-8 is read as U+FFFD, one per invalid sequence.
         """
-        if self.pair_marker is not None:
+        mark_pairs = mark_pairs and self.pair_marker is not None
+        if mark_pairs:
             for pair in ("``", "''"):
                 text = tf.strings.regex_replace(text, pair, self.pair_marker + '"')
         chars = tf.strings.unicode_decode(text, "UTF-8", errors="replace", replacement_char=0xFFFD)
@@ -133,13 +145,15 @@ class AlbertNormalizer:
         index = tf.maximum(index, 0)
         lengths = tf.where(hit, tf.gather(self.lengths, index), 1)
         starts = tf.where(hit, tf.gather(self.starts, index), tf.size(self.values) + tf.range(tf.size(code)))
-        if self.pair_marker is None:
+        joined = tf.zeros_like(hit)  # the first characters of quote pairs
+        if not mark_pairs:
             row = row_ids(chars.row_splits, tf.int32)
             same_row = tf.equal(row[1:], row[:-1])
             for quote in (BACKTICK, APOSTROPHE):
                 first, second = quote_pairs(code, same_row, quote)
                 lengths = tf.where(first, 0, lengths)
                 starts = tf.where(second, tf.size(self.values) - 1, starts)
+                joined |= first
         out_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
         out_char = row_ids(out_splits, tf.int32)  # the input character of each output code point
         source = tf.gather(starts, out_char) + tf.range(out_splits[-1]) - tf.gather(out_splits, out_char)
@@ -147,4 +161,7 @@ class AlbertNormalizer:
         row_lengths = sum_by_row(lengths, chars.row_splits)
         normalized = tf.strings.unicode_encode(ragged_from_lengths(out, row_lengths), "UTF-8")
         out_bytes = tf.concat([[0], tf.cumsum(utf8_length(out))], 0)
-        return normalized, chars.row_splits, tf.gather(out_bytes, out_splits[1:])
+        char_ends = tf.gather(out_bytes, out_splits[1:])
+        # A pair's first character ends where the character after it (its pair's second, the quote) does.
+        char_ends = tf.where(joined, tf.concat([char_ends[1:], char_ends[:1]], 0), char_ends)
+        return normalized, chars.row_splits, tf.gather(out_bytes, out_splits[:-1]), char_ends

@@ -52,7 +52,9 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     SavedModel needs no file path.
 
     Offsets are HF's, except where HF's are off: after characters that the character map deletes at the
-    very start of a text (HF gives "\x01the" the span (0, 3), kbert (1, 4)).
+    very start of a text (HF gives "\x01the" the span (0, 3), kbert (1, 4)); and at quote pairs: the '"' of
+    "``" or "''" covers both characters, where HF's covers the second only (a tagged word or an answer in
+    quotes would lose its first character).
 
     Text like "[SEP]" is plain text, as in `BertTokenizer` (HF matches it as the special token unless
     `split_special_tokens=True`). Invalid UTF-8: each invalid sequence becomes U+FFFD (offsets count it as
@@ -217,13 +219,14 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
 
         Offsets are HF's `offset_mapping`: a piece covers the characters its text came from, without the
         white space before its word; a lone "▁" piece covers its word's first character. Characters that
-        normalisation deletes belong to no piece.
+        normalisation deletes belong to no piece, but for the first of a quote pair ("``" or "''"), which
+        belongs to its '"' with the second.
 
         Returns:
             (ids, starts, ends): int32, ragged `[batch, None]` (1-D for a scalar input).
         """
         text, scalar = self._prepare(inputs)
-        normalized, char_splits, char_ends, order = self._normalizer.with_characters(text)
+        normalized, char_splits, char_starts, char_ends, order = self._normalizer.with_characters(text)
         words, word_starts, _, word_splits = gen_regex_split_ops.regex_split_with_offsets(normalized, "( +)", "")
         counts, flat, start, end = self._word_pieces(words, with_offsets=True)
         piece_word = row_ids(splits_from_lengths(counts), tf.int32)
@@ -235,9 +238,12 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
         start, end = start + base, end + base
         content = tf.gather(self._content_bytes, flat)
         content_start = tf.where(content < 0, start, end - content)
+        # The first character that ends after the piece's first byte, to the last that starts before its end
+        # (a lone "▁": to its word's first character's end, both characters where that is a quote pair).
         start_char = tf.searchsorted(char_ends, content_start, side="right", out_type=tf.int32)
-        end_char = tf.where(content == 0, start_char + 1,
-                            tf.searchsorted(char_ends, end - 1, side="right", out_type=tf.int32) + 1)
+        first_end = tf.gather(char_ends, tf.minimum(start_char, tf.maximum(tf.size(char_ends) - 1, 0)))
+        last_byte = tf.where(content == 0, first_end, end) - 1
+        end_char = tf.searchsorted(char_starts, last_byte, side="right", out_type=tf.int32)
         row_start = tf.gather(first_char, row)
         out = tuple((ragged_from_lengths(v, row_lengths),) for v in (flat, start_char - row_start,
                                                                      end_char - row_start))

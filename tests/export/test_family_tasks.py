@@ -1,6 +1,8 @@
 """`kbert finetune TASK --init DIR`, `kbert export` and `kbert predict` for the ALBERT and RoBERTa families:
 a tiny random HF checkpoint with its own tokenizer files (RoBERTa: byte-level BPE learned by HF `tokenizers`),
-fine-tuned end to end; the SavedModel answers as the Keras model does and packs as HF's tokenizer does."""
+fine-tuned end to end; the SavedModel answers as the Keras model does and packs as HF's tokenizer does. ALBERT
+with SentencePiece tags words and answers questions at their own characters of the text, whatever its
+normaliser changes (capitals, accents, ``quote pairs'', runs of spaces)."""
 
 from __future__ import annotations
 
@@ -173,3 +175,120 @@ def test_albert_classify_finetune_export_predict(tmp_path, capsys, tokenizer):
     assert main(["predict", str(export), *TEXTS]) == 0
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     np.testing.assert_allclose([p["probabilities"] for p in printed], want, atol=1e-5)
+
+
+# Words that ALBERT's normaliser changes (capitals, accents, ``quote pairs''): serving gives each word's tag
+# on its own characters of the text, whatever the normalised text the model reads.
+ALBERT_WORDS = {"Cat": "B-ANI", "cät": "B-ANI", "Dög": "B-ANI", "Café": "B-OBJ", "mat": "B-OBJ", "Zoë": "B-PER",
+                "the": "O", "sat": "O", "on": "O", "ran": "O", ",": "O", "``": "O", "''": "O"}
+ALBERT_ANSWERS = ["Good Cät", "``bad''  Dög", "Zoë   Café"]
+
+
+@pytest.fixture(scope="module")
+def albert_sentencepiece_init(tmp_path_factory):
+    lines = [text for text, _ in keyword_rows(64, 0)] + [" ".join(ALBERT_WORDS), " ".join(ALBERT_ANSWERS)] * 4
+    return albert_sentencepiece_dir(tmp_path_factory.mktemp("albert") / "init", lines)
+
+
+def word_spans(words: list[str], separator: str, lead: str = "") -> list[tuple[int, int]]:
+    """Each word's (start, end) in characters of `lead + separator.join(words)`."""
+    spans, at = [], len(lead)
+    for word in words:
+        spans.append((at, at + len(word)))
+        at += len(word) + len(separator)
+    return spans
+
+
+@pytest.mark.slow  # fine-tuning, a SavedModel and `kbert predict`: about 15 s
+def test_albert_sentencepiece_tag_words_at_their_characters(tmp_path, albert_sentencepiece_init, capsys):
+    rng = random.Random(4)
+    sentences = [rng.choices(list(ALBERT_WORDS), k=rng.randint(3, 9)) for _ in range(48)]
+    conll = tmp_path / "train.txt"
+    conll.write_text("".join("".join(f"{w} X {ALBERT_WORDS[w]}\n" for w in s) + "\n" for s in sentences),
+                     encoding="utf-8")
+    out = finetune(tmp_path, albert_sentencepiece_init, "tag", [], None, str(conll))
+    model, serving = exported_signature(tmp_path, out, "logits")
+    assert type(model.tokenizer).__name__ == "SentencePieceTokenizer"
+    examples = [{"words": s, "tags": [ALBERT_WORDS[w] for w in s]} for s in sentences[:8]]
+    (inputs,) = list(tagging_dataset(examples, model.preprocessor, model.task.labels, batch_size=8,
+                                     with_labels=False, keep_word_ids=True))
+    word_ids = inputs.pop("word_ids").numpy()
+    predicted = word_predictions(model(inputs, training=False), word_ids, [len(e["words"]) for e in examples])
+    assert len({label for labels in predicted for label in labels}) > 1
+    # The words joined by one space, and by runs of spaces after a leading tab: the same labels, on the
+    # original characters of each text.
+    for separator, lead in ((" ", ""), ("   ", "\t ")):
+        texts = [lead + separator.join(e["words"]) for e in examples]
+        answer = serving(text=tf.constant(texts))
+        for i, (example, labels) in enumerate(zip(examples, predicted)):
+            count = int(answer["num_words"][i])
+            assert count == len(example["words"]) == len(labels)
+            assert answer["word_label_id"][i, :count].numpy().tolist() == labels
+            spans = list(zip(answer["word_start"][i, :count].numpy().tolist(),
+                             answer["word_end"][i, :count].numpy().tolist()))
+            assert spans == word_spans(example["words"], separator, lead), texts[i]
+            assert [w.decode() for w in answer["word_text"][i, :count].numpy()] == example["words"]
+            for k in range(int(answer["num_entities"][i])):
+                start, end = int(answer["entity_start"][i, k]), int(answer["entity_end"][i, k])
+                assert start in {a for a, _ in spans} and end in {b for _, b in spans}
+                assert answer["entity_text"][i, k].numpy().decode() == texts[i][start:end]
+    # `kbert predict` on the export prints the same words.
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "export" / model.task.name), "\t Zoë  ``Café''"]) == 0
+    (printed,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert printed["word_text"] == ["Zoë", "``Café''"]
+    assert list(zip(printed["word_start"], printed["word_end"])) == [(2, 5), (7, 15)]
+
+
+@pytest.mark.slow  # fine-tuning, a SavedModel and `kbert predict`: about 15 s
+def test_albert_sentencepiece_qa_answers_at_their_characters(tmp_path, albert_sentencepiece_init, capsys):
+    rng = random.Random(5)
+    examples = []
+    for i in range(32):
+        before, after = " ".join(rng.choices(FILLER + ["Café", "THE"], k=3)), " ".join(rng.choices(FILLER, k=2))
+        answer = rng.choice(ALBERT_ANSWERS)
+        examples.append({"id": str(i), "question": "Who ?", "context": f"{before}  ! {answer} {after}",
+                         "answers": [{"text": answer, "answer_start": len(before) + 4}]})
+    squad = tmp_path / "train.json"
+    squad.write_text(json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": [
+        {"context": e["context"], "qas": [{k: e[k] for k in ("id", "question", "answers")}]} for e in examples]}]}))
+    out = finetune(tmp_path, albert_sentencepiece_init, "qa", [], None, str(squad), "--doc-stride", "8",
+                   "--max-query-length", "8")
+    model, serving = exported_signature(tmp_path, out, "span_logits")
+    assert type(model.tokenizer).__name__ == "SentencePieceTokenizer"
+    features = build_qa_features(examples, model.tokenizer, 32, max_query_length=8)
+    assert len(features) == len(examples)  # one window each, as the serving graph packs
+    # The gold answers' tokens cover exactly the answers' characters of the contexts, and logits that point at
+    # them decode to the answers as the contexts spell them.
+    assert {e["answers"][0]["text"] for e in examples} == set(ALBERT_ANSWERS)
+    for w, example in enumerate(examples):
+        start, end = features.start_positions[w], features.end_positions[w]
+        assert start > 0
+        gold = example["answers"][0]
+        assert (features.char_starts[w, start], features.char_ends[w, end]) == (
+            gold["answer_start"], gold["answer_start"] + len(gold["text"])), example["context"]
+    positions = np.arange(features.token_ids.shape[1])
+    pointing = [np.where(positions == p[:, None], 10.0, 0.0)
+                for p in (features.start_positions, features.end_positions)]
+    assert decode_answers(examples, features, *pointing) == {e["id"]: e["answers"][0]["text"] for e in examples}
+    # ALBERT's pair: [CLS] question [SEP] context [SEP], the context's segment id 1.
+    packed = model.preprocessor(([e["question"] for e in examples], [e["context"] for e in examples]))
+    np.testing.assert_array_equal(features.token_ids, packed["token_ids"].numpy())
+    np.testing.assert_array_equal(features.segment_ids, packed["segment_ids"].numpy())
+    examples, features = examples[:8], build_qa_features(examples[:8], model.tokenizer, 32, max_query_length=8)
+    answer = serving(question=tf.constant([e["question"] for e in examples]),
+                     context=tf.constant([e["context"] for e in examples]))
+    logits = model(features.inputs(), training=False)
+    texts, spans = decode_answers(examples, features, logits["start_logits"].numpy(), logits["end_logits"].numpy(),
+                                  return_spans=True)
+    for i, example in enumerate(examples):
+        span = spans[example["id"]]
+        assert (span["char_start"], span["char_end"]) == (int(answer["start_char"][i]), int(answer["end_char"][i]))
+        assert texts[example["id"]] == answer["answer"][i].numpy().decode()
+        assert texts[example["id"]] == example["context"][span["char_start"]:span["char_end"]] != ""
+    # `kbert predict` takes the question and the context in turn and prints the same answer.
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "export" / model.task.name), examples[0]["question"],
+                 examples[0]["context"]]) == 0
+    (printed,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert printed["answer"] == texts[examples[0]["id"]]

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
-from albert_reference import MIXED_CORPUS, hf_albert_tokenizer, hf_encode, tiny_model
+from albert_reference import MIXED_CORPUS, hf_albert_tokenizer, hf_encode, kbert_offsets, tiny_model
 
 from kbert.text import BertPreprocessor, SentencePieceTokenizer, load_tokenizer
 
@@ -33,7 +33,7 @@ def test_offsets_and_word_ids_match_hf(albert_tok, hf_albert, albert_held_out_li
     ref = hf_encode(hf_albert, texts)
     for i, text in enumerate(texts):
         assert ids[i] == ref["input_ids"][i], repr(text)
-        assert list(zip(starts[i], ends[i])) == [tuple(o) for o in ref["offset_mapping"][i]], repr(text)
+        assert list(zip(starts[i], ends[i])) == kbert_offsets(text, ref["offset_mapping"][i]), repr(text)
         assert word_ids[i] == ref.word_ids(i), repr(text)
 
 
@@ -48,8 +48,8 @@ def test_tiny_model_hand_checked():
     ids, starts, ends = (t.numpy().tolist() for t in tok.tokenize_with_offsets(text))
     assert [tok.id_to_token(i) for i in ids] == ["▁the", '▁"', "c", "a", "t", "s", '"', "▁sat", "▁fi", "ne"]
     assert tok(text).numpy().tolist() == ids == [6, 10, 16, 15, 22, 8, 11, 9, 12, 14]
-    # The quote pairs' second characters become the quotes; "▁fi" covers the ligature, "ne" what follows it.
-    assert [text[a:b] for a, b in zip(starts, ends)] == ["The", "`", "C", "a", "t", "s", "'", "sat", "\ufb01", "ne"]
+    # A quote pair's '"' covers both its characters; "▁fi" covers the ligature, "ne" what follows it.
+    assert [text[a:b] for a, b in zip(starts, ends)] == ["The", "``", "C", "a", "t", "s", "''", "sat", "\ufb01", "ne"]
     assert tok.tokenize_words(text)[1].numpy().tolist() == [0, 1, 1, 1, 1, 1, 1, 2, 3, 3]
     assert tok.detokenize([ids]).numpy().tolist() == [b'the "cats" sat fine']
     # "e" alone: the lone "▁" piece covers its word's first character; an unknown one is <unk>.
@@ -63,6 +63,29 @@ def test_tiny_model_hand_checked():
     assert [t.to_list() for t in kept.tokenize_with_offsets(texts)] == [
         t.to_list() for t in tok.tokenize_with_offsets(texts)]
     assert kept(texts).to_list() == tok(texts).to_list()
+
+
+def test_quote_pairs_keep_both_characters():
+    """The '"' of "``" or "''" covers both characters (HF's only the second): a word in quotes, a tagged
+    word or an answer span, keeps its first quote; a lone "▁" before it covers the pair too."""
+    tok = SentencePieceTokenizer(tiny_model(TINY))
+    texts = ["the ``Cat''  sat", "```the" + "'''", "``'' `` ''", "''\u00e9''", "sat'' `` '"]
+    ids, starts, ends = (t.to_list() for t in tok.tokenize_with_offsets(tf.constant(texts)))
+    assert tok(tf.constant(texts)).to_list() == ids  # the fast route, which finds pairs another way
+    pieces = [[tok.id_to_token(i) for i in row] for row in ids]
+    spans = [[t[a:b] for a, b in zip(s, e)] for t, s, e in zip(texts, starts, ends)]
+    assert pieces[0] == ["▁the", '▁"', "c", "a", "t", '"', "▁sat"]
+    assert spans[0] == ["the", "``", "C", "a", "t", "''", "sat"] and (starts[0][1], ends[0][5]) == (4, 11)
+    # Of three, the first two pair; the third is a character of its own (unknown to this model).
+    assert pieces[1] == ['▁"', "<unk>", "t", "h", "e", '"', "<unk>"]
+    assert spans[1] == ["``", "`", "t", "h", "e", "''", "'"]
+    assert spans[2] == ["``", "''", "``", "''"] and spans[3] == ["''", "\u00e9", "''"]
+    assert spans[4] == ["sat", "''", "``", "'", "'"]  # a lone "'" is no pair: "▁" and <unk> cover it
+    # Without a '"' piece of its own a quoted word starts with a lone "▁", which covers the pair as its '"' does.
+    bare = SentencePieceTokenizer(tiny_model([p for p in TINY if p[0] != '▁"']))
+    ids, starts, ends = (t.numpy().tolist() for t in bare.tokenize_with_offsets("the ``cat"))
+    assert [bare.id_to_token(i) for i in ids] == ["▁the", "▁", '"', "c", "a", "t"]
+    assert list(zip(starts, ends)) == [(0, 3), (4, 6), (4, 6), (6, 7), (7, 8), (8, 9)]
 
 
 def test_offsets_after_deleted_leading_characters(albert_tok, hf_albert):
@@ -92,7 +115,9 @@ def test_pairs_through_preprocessor_match_hf(albert_tok, hf_albert, albert_held_
     assert out["segment_ids"].numpy().tolist() == ref["token_type_ids"]
     assert out["padding_mask"].numpy().astype(int).tolist() == ref["attention_mask"]
     offsets = np.stack([out["start_offsets"], out["end_offsets"]], -1).tolist()
-    assert offsets == [[list(o) for o in row] for row in ref["offset_mapping"]]
+    texts = (first, second)
+    assert offsets == [[list(kbert_offsets(texts[s][i], [o])[0]) if s is not None else list(o)
+                        for s, o in zip(ref.sequence_ids(i), row)] for i, row in enumerate(ref["offset_mapping"])]
     words = [[-1 if w is None else w for w in ref.word_ids(i)] for i in range(len(first))]
     assert out["word_ids"].numpy().tolist() == words
     assert ref["input_ids"][0][0] == albert_tok.cls_token_id == 2 and albert_tok.sep_token_id in ref["input_ids"][0]
@@ -175,7 +200,8 @@ def test_cased_and_accented_settings_match_hf(albert_dir, tmp_path, albert_held_
     ref = hf_encode(hf_albert_tokenizer(tmp_path), texts)
     ids, starts, ends = (t.to_list() for t in tok.tokenize_with_offsets(tf.constant(texts)))
     assert tok(tf.constant(texts)).to_list() == ref["input_ids"] == ids
-    assert [list(zip(s, e)) for s, e in zip(starts, ends)] == [[tuple(o) for o in r] for r in ref["offset_mapping"]]
+    assert [list(zip(s, e)) for s, e in zip(starts, ends)] == [kbert_offsets(t, r) for t, r in zip(
+        texts, ref["offset_mapping"])]
 
 
 def test_invalid_utf8_reads_as_replacement_characters(albert_tok, hf_albert):
@@ -186,7 +212,7 @@ def test_invalid_utf8_reads_as_replacement_characters(albert_tok, hf_albert):
     ref = hf_encode(hf_albert, text)
     assert ids.to_list() == ref["input_ids"] == albert_tok(tf.constant(bad)).to_list()
     assert [list(zip(s, e)) for s, e in zip(starts.to_list(), ends.to_list())] == [
-        [tuple(o) for o in row] for row in ref["offset_mapping"]]
+        kbert_offsets(t, row) for t, row in zip(text, ref["offset_mapping"])]
     # nmt_nfkc makes U+FFFD a space: invalid bytes split words.
     assert ids.to_list()[0] == albert_tok(["caf bad ok"]).to_list()[0] != albert_tok(["cafbad ok"]).to_list()[0]
 
