@@ -218,11 +218,19 @@ def pretrain_stage(args: argparse.Namespace, work: pathlib.Path, train_files: li
             "phases": phases, "calibration": calibration}
 
 
+def encoder_parameters(model: pathlib.Path) -> int:
+    """The pretrained encoder's parameter count, pooler included (the head is not counted)."""
+    from kbert import load_pretrained
+
+    return int(load_pretrained(str(model)).count_params())
+
+
 def markdown(results: dict, args: argparse.Namespace) -> str:
     """The BENCHMARKS.md section."""
-    lines = [f"### Pretraining quality ({args.lang}, {results['minutes']:.1f} min on {platform.machine()}, "
-             f"{results['steps']} steps)", "",
-             f"Held-out masked-LM accuracy: **{results['heldout_mlm_accuracy']:.3f}**.", "",
+    lines = [f"### Pretraining quality ({args.lang}, {results['model_type']}, {results['minutes']:.1f} min on "
+             f"{platform.machine()}, {results['steps']} steps)", "",
+             f"Held-out masked-LM accuracy: **{results['heldout_mlm_accuracy']:.3f}** "
+             f"({results['parameters']:,} encoder parameters).", "",
              "Phases: " + "; ".join(f"sequence {p['max_seq_length']}, {p['steps']} steps in {p['minutes']:.1f} min, "
                                     f"held-out {p['heldout_mlm_accuracy']:.3f}" for p in results["phases"]) + ".", ""]
     calibration = results.get("calibration") or {}
@@ -230,7 +238,8 @@ def markdown(results: dict, args: argparse.Namespace) -> str:
         lines += [f"Step times measured first over {calibration['steps']} steps: "
                   + ", ".join(f"{s * 1e3:.0f} ms" for s in calibration["seconds_per_step"])
                   + f" ({calibration['minutes']:.1f} min, counted in the budget).", ""]
-    lines += ["| task | metric | pretrained (mean of seeds) | random init | difference |", "|---|---|---|---|---|"]
+    if results["downstream"]:
+        lines += ["| task | metric | pretrained (mean of seeds) | random init | difference |", "|---|---|---|---|---|"]
     for name, task in results["downstream"].items():
         if "error" in task:
             lines.append(f"| {name} | {task['metric']} | {task['error']} | | |")
@@ -266,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="time each phase's step over this many steps first and give each phase the steps "
                              "that fill its time on this machine; 0: the recipes' own step counts")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--no-downstream", action="store_true",
+                        help="pretrain and score the held-out text only (stage 5 is skipped)")
     parser.add_argument("--finetune-epochs", type=int, default=FINETUNE_EPOCHS,
                         help="epochs of every fine-tuning run, except a default task that sets its own (MSRA NER: 10)")
     parser.add_argument("--finetune-learning-rate", type=float, default=FINETUNE_LEARNING_RATE)
@@ -284,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         if not any(pathlib.Path(f).read_bytes().strip() for f in heldout_files):
             parser.error(f"--heldout-text: {args.heldout_text} holds no text")
     try:
-        check_downstream(downstream_tasks(args), args.max_train_examples)
+        if not args.no_downstream:
+            check_downstream(downstream_tasks(args), args.max_train_examples)
     except ValueError as error:
         parser.error(str(error))
     work = pathlib.Path(args.out)
@@ -292,10 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     train_files, heldout = prepare_text(args, work)
     summary = pretrain_stage(args, work, train_files, heldout)
-    downstream, commands = finetune_runs(args, work)
+    downstream, commands = ({}, []) if args.no_downstream else finetune_runs(args, work)
     curve = [json.loads(p.read_text()) for p in sorted((work / "model" / "heldout").glob("step_*.json"))]
     results = {"heldout_mlm_accuracy": summary["heldout"].get("mlm_accuracy"), "steps": summary["steps"],
-               "minutes": summary["minutes"], "lang": args.lang, "downstream": downstream,
+               "minutes": summary["minutes"], "lang": args.lang, "model_type": summary["config"]["model_type"],
+               "parameters": encoder_parameters(work / "model"), "downstream": downstream,
                "heldout": summary["heldout"], "heldout_curve": curve, "phases": summary["phases"], "calibration": summary["calibration"],
                "wall_minutes": (time.perf_counter() - start) / 60, "resumed": args.resume,
                "finetune_commands": commands}
