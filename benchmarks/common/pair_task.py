@@ -87,6 +87,20 @@ def build_pair_examples(squad: dict[str, Any], article_range: Sequence[int], see
     return examples
 
 
+def article_sentences(squad: dict[str, Any], article_range: Sequence[int]) -> list[str]:
+    """Every distinct sentence of the articles `article_range` = (start, stop), as `build_pair_examples` writes
+    a sentence, in the order they first appear (the candidates of a retrieval over the pairs' sentences).
+
+    Example:
+    >>> squad = {"data": [{"paragraphs": [{"context": "It rained. It rained.  Then it stopped.", "qas": []}]}]}
+    >>> article_sentences(squad, (0, 1))
+    ['It rained.', 'Then it stopped.']
+    """
+    sentences = (_clean(p["context"][a:b]) for article in squad["data"][article_range[0]:article_range[1]]
+                 for p in article["paragraphs"] for a, b in sentence_spans(p["context"]))
+    return list(dict.fromkeys(sentences))
+
+
 def write_pair_tsv(examples: Sequence[dict[str, str]], path: str | os.PathLike) -> None:
     """Writes `examples` as an unquoted TSV with the header `question  sentence  label`."""
     rows = [COLUMNS, *([e[c] for c in COLUMNS] for e in examples)]
