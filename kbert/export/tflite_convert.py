@@ -1,7 +1,7 @@
 """TFLite conversion of a kbert export: its `ServingModule`, tokenizing with a TFLite tokenizer, through
 TensorFlow's converter. `kbert.export.tflite` runs the file it writes, without TensorFlow.
 
-The graph tokenizes with the tokenizer's TFLite twin (`lite_tokenizer`): `kbert.text.TFLiteBertTokenizer` (the
+The graph tokenizes with the tokenizer's TFLite twin (its `tflite_twin`): `kbert.text.TFLiteBertTokenizer` (the
 SavedModel's ids and character offsets) or `kbert.text.TFLiteSentencePieceTokenizer` (its ids), and is
 converted to TFLite built-ins plus tensorflow-text's TFLite kernels (ByteSplitWithOffsets,
 FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, FastSentencepieceTokenize, RaggedTensorToTensor, in
@@ -11,6 +11,7 @@ FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, FastSentencepieceToke
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import tempfile
 
@@ -19,14 +20,14 @@ import tensorflow as tf
 import kbert.file_io as file_io
 from kbert.export.export_source import ExportSource, build_module
 from kbert.precision import check_quantize
-from kbert.text import BertTokenizer, SentencePieceTokenizer, TFLiteBertTokenizer, TFLiteSentencePieceTokenizer
+from kbert.text import BertTokenizer
 
 
-def lite_tokenizer(tokenizer: BertTokenizer | SentencePieceTokenizer) -> BertTokenizer | SentencePieceTokenizer:
-    """The tokenizer's TFLite twin: its ids (and, for WordPiece, its offsets) from ops that LiteRT runs."""
-    if isinstance(tokenizer, SentencePieceTokenizer):
-        return TFLiteSentencePieceTokenizer.from_tokenizer(tokenizer)
-    return TFLiteBertTokenizer.from_tokenizer(tokenizer)
+def lite_tokenizer(tokenizer: BertTokenizer) -> BertTokenizer:
+    """The tokenizer's TFLite twin (its `tflite_twin`): its ids, and offsets where it has them, from ops that
+    LiteRT runs."""
+    module, name = tokenizer.tflite_twin.split(":")
+    return getattr(importlib.import_module(module), name).from_tokenizer(tokenizer)
 
 
 def refusal(source: ExportSource) -> str | None:

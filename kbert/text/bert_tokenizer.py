@@ -106,7 +106,9 @@ class BertTokenizer(TokenVocabulary, keras.layers.Layer):
         self._is_suffix = tf.constant([t.startswith("##") for t in self.vocabulary])
         self.built = True
 
-    in_tflite = False  # runs string ops that LiteRT lacks; `TFLiteBertTokenizer` is its twin that LiteRT runs
+    in_tflite = False  # runs string ops that LiteRT lacks
+    # Its twin that LiteRT runs ("module:class", built by `from_tokenizer`): the same ids and offsets.
+    tflite_twin = "kbert.text.tflite_bert_tokenizer:TFLiteBertTokenizer"
 
     # ---- vocabulary (the look-ups are `TokenVocabulary`'s) ------------------------------------------
     def save_vocabulary(self, directory: str | os.PathLike) -> str:

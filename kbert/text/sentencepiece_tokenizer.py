@@ -85,7 +85,9 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     tflite_offsets_unsupported = ("LiteRT's SentencePiece op (tensorflow-text's FastSentencepieceTokenize) gives "
                                   "ids without offsets, which this task's outputs need: export a SavedModel "
                                   "instead (without --tflite)")
-    in_tflite = False  # runs string ops that LiteRT lacks; `TFLiteSentencePieceTokenizer` is its twin that LiteRT runs
+    in_tflite = False  # runs string ops that LiteRT lacks
+    # Its twin that LiteRT runs ("module:class", built by `from_tokenizer`): the same ids, no offsets.
+    tflite_twin = "kbert.text.tflite_sentencepiece_tokenizer:TFLiteSentencePieceTokenizer"
 
     def __init__(self, proto: bytes | str | os.PathLike, lowercase: bool = True, strip_accents: bool = True,
                  **kwargs):
