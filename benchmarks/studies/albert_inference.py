@@ -26,7 +26,6 @@ elsewhere `--variants` may still name them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -37,8 +36,10 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from benchmarks.common.cell_grid import (answer_child, best_cell, cell_grid, cell_labels, default_cells,
+                                         ratio_and_table, run_cells, set_cell_threads)
 from benchmarks.common.report import (add_variant_arguments, chosen_variants, command_line, host_key, host_line,
-                                      load_average, publish, run_in_own_process)
+                                      load_average, publish)
 from kbert.export import serving_threads
 from kbert.precision import has_native_bf16
 
@@ -49,32 +50,12 @@ ALBERT_BASE = dict(vocab_size=30000, embedding_size=128, hidden_size=768, num_hi
 CLS, SEP = 2, 3  # ALBERT's SentencePiece ids of [CLS] and [SEP]
 TOLERANCE = 1e-3  # float32 outputs differing by more stop the benchmark: the two would not compute the same model
 # cell -> (framework, precision, one batch per core), and the name the table gives it
-CELLS = {
-    "kbert": ("kbert", "float32", False),
-    "kbert_bf16": ("kbert", "bfloat16", False),
-    "kbert_per_core": ("kbert", "float32", True),
-    "kbert_bf16_per_core": ("kbert", "bfloat16", True),
-    "torch": ("torch", "float32", False),
-    "torch_bf16": ("torch", "bfloat16", False),
-    "torch_per_core": ("torch", "float32", True),
-    "torch_bf16_per_core": ("torch", "bfloat16", True),
-}
-LABELS = {
-    "kbert": "kbert AlbertEncoder, tf.function, float32",
-    "kbert_bf16": "kbert AlbertEncoder, tf.function, bfloat16 (the export's mixed_bfloat16)",
-    "kbert_per_core": "kbert, float32, one batch per core (`kbert predict`'s threads)",
-    "kbert_bf16_per_core": "kbert, bfloat16, one batch per core",
-    "torch": "transformers AlbertModel, inference_mode, float32",
-    "torch_bf16": "transformers AlbertModel, bf16 autocast",
-    "torch_per_core": "transformers, float32, one batch per core",
-    "torch_bf16_per_core": "transformers, bf16 autocast, one batch per core",
-}
-
-
-def default_cells(native_bf16: bool) -> tuple[list[str], list[str]]:
-    """(cells run by default, cells run only when named): bfloat16 is timed by default only where it is native."""
-    bf16 = [name for name, (_, precision, _) in CELLS.items() if precision == "bfloat16"]
-    return [name for name in CELLS if native_bf16 or name not in bf16], ([] if native_bf16 else bf16)
+CELLS = cell_grid("torch")
+LABELS = cell_labels("torch", {
+    "kbert": ("kbert", "kbert AlbertEncoder, tf.function, float32",
+              "kbert AlbertEncoder, tf.function, bfloat16 (the export's mixed_bfloat16)"),
+    "torch": ("transformers", "transformers AlbertModel, inference_mode, float32",
+              "transformers AlbertModel, bf16 autocast")})
 
 
 def token_batch(batch: int, seq: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -162,14 +143,7 @@ def check_agreement(args: argparse.Namespace) -> dict[str, float | str]:
 def time_cell(cell: str, args: argparse.Namespace) -> float:
     """Sentences/s of one cell over `args.steps` batches (at least one per worker), after warm-up (a fresh process)."""
     framework, precision, per_core = CELLS[cell]
-    workers = serving_threads.cores() if per_core else 1
-    if framework == "kbert" and per_core:  # before TensorFlow runs its first op
-        serving_threads.apply_serving_environment()
-        serving_threads.configure_serving_threads(workers)
-    if framework == "torch":
-        import torch
-
-        torch.set_num_threads(1 if per_core else serving_threads.cores())
+    workers = set_cell_threads(framework, per_core)
     forward = FORWARDS[framework](args.checkpoint, precision, token_batch(args.batch_size, args.sequence_length))
     calls = [range(i, i + 1) for i in range(max(args.steps, workers))]
     for _ in range(2):  # the first traces the graph, the second finds oneDNN's kernels and layouts made
@@ -181,24 +155,10 @@ def time_cell(cell: str, args: argparse.Namespace) -> float:
 
 def report(rates: dict[str, list[float]], agreement: dict, args: argparse.Namespace, load_start: str) -> str:
     """The section: the ratio first, then the table, then how it was measured."""
-    best = {cell: max(values) for cell, values in rates.items()}
-    kbert_cells = [c for c in best if CELLS[c][0] == "kbert"]
-    torch_cells = [c for c in best if CELLS[c][0] == "torch"]
-    lines = []
-    if kbert_cells and torch_cells:
-        kbert_best, torch_best = max(kbert_cells, key=best.get), max(torch_cells, key=best.get)
-        ratio = best[kbert_best] / best[torch_best]
-        lines += [f"**kbert's best / transformers' best: {ratio:.2f}x** (goal >= 1.3: "
-                  f"{'met' if ratio >= 1.3 else 'not met'}): {LABELS[kbert_best]} {best[kbert_best]:.1f} "
-                  f"sentences/s against {LABELS[torch_best]} {best[torch_best]:.1f}.", ""]
-    else:
-        torch_best = None
+    kbert_best, torch_best = best_cell(rates, CELLS, "kbert"), best_cell(rates, CELLS, "torch")
     shape = f"batch {args.batch_size} x {args.sequence_length}"
-    lines += [f"| cell (ALBERT-base, {shape}) | sentences/s | per round | vs transformers' best |",
-              "|---|---:|---|---:|"]
-    for cell, values in rates.items():
-        versus = f"{best[cell] / best[torch_best]:.2f}x" if torch_best else "-"
-        lines.append(f"| {LABELS[cell]} | {best[cell]:.1f} | {', '.join(f'{v:.1f}' for v in values)} | {versus} |")
+    lines = ratio_and_table(rates, LABELS, kbert_best, torch_best if kbert_best else None, "transformers",
+                            f"cell (ALBERT-base, {shape})")
     import tensorflow as tf
     import torch
     import transformers
@@ -229,28 +189,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--write", action="store_true", help="also store the report as this host's section of "
                                                              "BENCHMARKS.md")
-    cells, ablations = default_cells(has_native_bf16())
+    cells, ablations = default_cells(CELLS, has_native_bf16())
     add_variant_arguments(parser, cells, steps=4, ablations=ablations)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(check_agreement(args) if args.one == "check" else time_cell(args.one, args)))
-        return 0
+        return answer_child(args, check_agreement, time_cell)
     chosen = chosen_variants(parser, args, list(CELLS))
     load_start = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = args.checkpoint or write_random_albert(tmp)
         child_args = ["--checkpoint", checkpoint, "--batch-size", str(args.batch_size),
                       "--sequence-length", str(args.sequence_length), "--steps", str(args.steps)]
-        agreement = run_in_own_process(MODULE, "check", child_args)
-        print(f"agreement: {agreement}", flush=True)
-        if agreement["float32"] > TOLERANCE:
-            sys.exit(f"kbert and transformers disagree in float32 (max |difference| {agreement['float32']:.1e} > "
-                     f"{TOLERANCE}): not timing two different models")
-        rates: dict[str, list[float]] = {cell: [] for cell in chosen}
-        for round_index in range(args.rounds):
-            for cell in chosen if round_index % 2 == 0 else chosen[::-1]:
-                rates[cell].append(run_in_own_process(MODULE, cell, child_args))
-                print(f"round {round_index + 1}: {cell} {rates[cell][-1]:.1f} sentences/s", flush=True)
+        agreement, rates = run_cells(MODULE, chosen, child_args, args.rounds, TOLERANCE, "transformers")
     publish(f"albert_inference {host_key()}", report(rates, agreement, args, load_start),
             write=args.write)
     return 0

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib.metadata
-import json
 import os
 import pathlib
 import sys
@@ -45,43 +44,24 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from benchmarks.common.cell_grid import (answer_child, best_cell, cell_grid, cell_labels, default_cells,
+                                         ratio_and_table, run_cells, set_cell_threads)
 from benchmarks.common.report import (add_variant_arguments, chosen_variants, command_line, host_key, host_line,
-                                      load_average, publish, run_in_own_process)
+                                      load_average, publish)
 from kbert.export import serving_threads
 from kbert.precision import has_native_bf16
 
 MODULE = "benchmarks.studies.embedding_speed"
 SST2_TRAIN = pathlib.Path(__file__).resolve().parents[3] / "shared" / "data" / "sst2" / "train.tsv"
 TOLERANCE = 1e-5  # float32 embeddings differing by more stop the benchmark: the two would not compute the same
-# cell -> (framework, precision, one batch per core)
-CELLS = {
-    "kbert": ("kbert", "float32", False),
-    "kbert_bf16": ("kbert", "bfloat16", False),
-    "kbert_per_core": ("kbert", "float32", True),
-    "kbert_bf16_per_core": ("kbert", "bfloat16", True),
-    "st": ("st", "float32", False),
-    "st_bf16": ("st", "bfloat16", False),
-    "st_per_core": ("st", "float32", True),
-    "st_bf16_per_core": ("st", "bfloat16", True),
-}
-LABELS = {
-    "kbert": "kbert SavedModel (strings in), float32",
-    "kbert_bf16": "kbert SavedModel, `--precision bfloat16`",
-    "kbert_per_core": "kbert SavedModel, float32, one batch per core (`kbert predict`'s threads)",
-    "kbert_bf16_per_core": "kbert SavedModel, bfloat16, one batch per core",
-    "st": "sentence-transformers `encode`, float32",
-    "st_bf16": "sentence-transformers `encode`, bf16 autocast",
-    "st_per_core": "sentence-transformers `encode`, float32, one batch per core",
-    "st_bf16_per_core": "sentence-transformers `encode`, bf16 autocast, one batch per core",
-}
+# cell -> (framework, precision, one batch per core), and the name the table gives it
+CELLS = cell_grid("st")
+LABELS = cell_labels("st", {
+    "kbert": ("kbert SavedModel", "kbert SavedModel (strings in), float32", "kbert SavedModel, `--precision bfloat16`"),
+    "st": ("sentence-transformers `encode`", "sentence-transformers `encode`, float32",
+           "sentence-transformers `encode`, bf16 autocast")})
 WORDS = ("the film a story of its actors and music never quite finds an ending but every scene is warm funny "
          "slow bright dull moving with plot characters director who seems to care little about pace").split()
-
-
-def default_cells(native_bf16: bool) -> tuple[list[str], list[str]]:
-    """(cells run by default, cells run only when named): bfloat16 is timed by default only where it is native."""
-    bf16 = [name for name, (_, precision, _) in CELLS.items() if precision == "bfloat16"]
-    return [name for name in CELLS if native_bf16 or name not in bf16], ([] if native_bf16 else bf16)
 
 
 def read_texts(path: str, count: int, sort_by_length: bool = False) -> tuple[list[str], str]:
@@ -188,14 +168,7 @@ def time_cell(cell: str, args: argparse.Namespace) -> float:
     """Sentences/s of one cell: the fastest of `args.steps` passes over the texts after one warm-up pass (a
     fresh process)."""
     framework, precision, per_core = CELLS[cell]
-    workers = serving_threads.cores() if per_core else 1
-    if framework == "kbert" and per_core:  # before TensorFlow runs its first op
-        serving_threads.apply_serving_environment()
-        serving_threads.configure_serving_threads(workers)
-    if framework == "st":
-        import torch
-
-        torch.set_num_threads(1 if per_core else serving_threads.cores())
+    workers = set_cell_threads(framework, per_core)
     texts, _ = read_texts(args.data, args.texts, args.sort_by_length)
     encode = ENCODERS[framework](args, precision)
     # One call over all the texts (each encoder cuts its batches), or one batch per call, `workers` in flight.
@@ -215,22 +188,8 @@ def time_cell(cell: str, args: argparse.Namespace) -> float:
 
 def report(rates: dict[str, list[float]], agreement: dict, args: argparse.Namespace, load_start: str) -> str:
     """The section: the ratio first, then the table, then how it was measured."""
-    best = {cell: max(values) for cell, values in rates.items()}
-    kbert_cells = [c for c in best if CELLS[c][0] == "kbert"]
-    st_cells = [c for c in best if CELLS[c][0] == "st"]
-    lines = []
-    st_best = max(st_cells, key=best.get) if st_cells else None
-    if kbert_cells and st_best:
-        kbert_best = max(kbert_cells, key=best.get)
-        ratio = best[kbert_best] / best[st_best]
-        lines += [f"**kbert's best / sentence-transformers' best: {ratio:.2f}x** (goal >= 1.3: "
-                  f"{'met' if ratio >= 1.3 else 'not met'}): {LABELS[kbert_best]} {best[kbert_best]:.1f} "
-                  f"sentences/s against {LABELS[st_best]} {best[st_best]:.1f}.", ""]
-    lines += [f"| cell (all-MiniLM-L6-v2, batch {args.batch_size}) | sentences/s | per round | "
-              f"vs sentence-transformers' best |", "|---|---:|---|---:|"]
-    for cell, values in rates.items():
-        versus = f"{best[cell] / best[st_best]:.2f}x" if st_best else "-"
-        lines.append(f"| {LABELS[cell]} | {best[cell]:.1f} | {', '.join(f'{v:.1f}' for v in values)} | {versus} |")
+    lines = ratio_and_table(rates, LABELS, best_cell(rates, CELLS, "kbert"), best_cell(rates, CELLS, "st"),
+                            "sentence-transformers", f"cell (all-MiniLM-L6-v2, batch {args.batch_size})")
     versions = ", ".join(f"{name} {importlib.metadata.version(name)}"
                          for name in ("tensorflow", "torch", "sentence-transformers", "transformers"))
     versions += f" (attention: {agreement['attention']})"
@@ -267,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="also store the report as this host's section of "
                                                              "BENCHMARKS.md")
     parser.add_argument("--exports", help=argparse.SUPPRESS)  # a child process: where the exports are
-    cells, ablations = default_cells(has_native_bf16())
+    cells, ablations = default_cells(CELLS, has_native_bf16())
     add_variant_arguments(parser, cells, steps=1, ablations=ablations)
     args = parser.parse_args(argv)
     if args.model_dir is None:
@@ -275,24 +234,14 @@ def main(argv: list[str] | None = None) -> int:
 
         args.model_dir = str(kbert.pretrained.minilm_path())
     if args.one:
-        print(json.dumps(check_agreement(args) if args.one == "check" else time_cell(args.one, args)))
-        return 0
+        return answer_child(args, check_agreement, time_cell)
     chosen = chosen_variants(parser, args, list(CELLS))
     load_start = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         child_args = ["--model-dir", args.model_dir, "--data", args.data, "--texts", str(args.texts),
                       "--batch-size", str(args.batch_size), "--steps", str(args.steps), "--exports", tmp,
                       "--variants", ",".join(chosen), *(["--sort-by-length"] if args.sort_by_length else [])]
-        agreement = run_in_own_process(MODULE, "check", child_args)
-        print(f"agreement: {agreement}", flush=True)
-        if agreement["float32"] > TOLERANCE:
-            sys.exit(f"kbert and sentence-transformers disagree in float32 (max |difference| "
-                     f"{agreement['float32']:.1e} > {TOLERANCE}): not timing two different models")
-        rates: dict[str, list[float]] = {cell: [] for cell in chosen}
-        for round_index in range(args.rounds):
-            for cell in chosen if round_index % 2 == 0 else chosen[::-1]:
-                rates[cell].append(run_in_own_process(MODULE, cell, child_args))
-                print(f"round {round_index + 1}: {cell} {rates[cell][-1]:.1f} sentences/s", flush=True)
+        agreement, rates = run_cells(MODULE, chosen, child_args, args.rounds, TOLERANCE, "sentence-transformers")
     publish(f"embedding_speed {host_key()}", report(rates, agreement, args, load_start), write=args.write)
     return 0
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks.studies.albert_inference import CELLS, default_cells, token_batch
+from benchmarks.studies.albert_inference import CELLS, LABELS, token_batch
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -30,12 +30,11 @@ def test_token_batch_is_albert_sentence_pairs_without_padding():
     np.testing.assert_array_equal(token_batch(4, 12)["token_ids"], batch["token_ids"])  # the same ids each call
 
 
-def test_bfloat16_cells_run_by_default_only_where_the_cpu_has_it():
-    everything, none = default_cells(True)
-    assert everything == list(CELLS) and none == []
-    run, named_only = default_cells(False)
-    assert named_only == ["kbert_bf16", "kbert_bf16_per_core", "torch_bf16", "torch_bf16_per_core"]
-    assert run == ["kbert", "kbert_per_core", "torch", "torch_per_core"]
+def test_cells_are_kbert_against_transformers():
+    assert [CELLS[c] for c in ("torch", "torch_bf16_per_core")] == [("torch", "float32", False),
+                                                                     ("torch", "bfloat16", True)]
+    assert LABELS["kbert_bf16"] == "kbert AlbertEncoder, tf.function, bfloat16 (the export's mixed_bfloat16)"
+    assert LABELS["torch_bf16_per_core"] == "transformers, bf16 autocast, one batch per core"
 
 
 @pytest.mark.slow

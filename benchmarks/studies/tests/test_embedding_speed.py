@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks.studies.embedding_speed import CELLS, default_cells, padded_tokens, read_texts
+from benchmarks.studies.embedding_speed import CELLS, LABELS, padded_tokens, read_texts
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -32,12 +32,10 @@ def test_padded_tokens_pads_each_batch_to_its_longest():
     assert padded_tokens(np.array([3, 5, 2, 2, 9]), 2) == pytest.approx((5 * 2 + 2 * 2 + 9) / 5)
 
 
-def test_bfloat16_cells_run_by_default_only_where_the_cpu_has_it():
-    everything, none = default_cells(True)
-    assert everything == list(CELLS) and none == []
-    run, named_only = default_cells(False)
-    assert named_only == ["kbert_bf16", "kbert_bf16_per_core", "st_bf16", "st_bf16_per_core"]
-    assert run == ["kbert", "kbert_per_core", "st", "st_per_core"]
+def test_cells_are_kbert_against_sentence_transformers():
+    assert [CELLS[c] for c in ("st", "st_bf16_per_core")] == [("st", "float32", False), ("st", "bfloat16", True)]
+    assert LABELS["kbert_per_core"] == "kbert SavedModel, float32, one batch per core (`kbert predict`'s threads)"
+    assert LABELS["st_bf16"] == "sentence-transformers `encode`, bf16 autocast"
 
 
 @pytest.mark.slow
