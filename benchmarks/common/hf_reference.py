@@ -84,27 +84,42 @@ def bert_adamw(model: torch.nn.Module, learning_rate: float, weight_decay: float
     ], lr=learning_rate, eps=1e-6, fused=fused)
 
 
+def linear_warmup_linear_decay(optimizer: torch.optim.Optimizer, warmup: int,
+                               steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """kbert's (and Google BERT's) `LinearWarmupLinearDecay` as a `LambdaLR`: a linear ramp over `warmup` updates,
+    and a linear decay to 0 at `steps` measured from update 0."""
+    import torch
+
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda u: u / warmup if u < warmup else max(0.0, 1.0 - u / steps))
+
+
+def bert_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                schedule: torch.optim.lr_scheduler.LRScheduler, loss: torch.Tensor) -> float:
+    """One update of BERT's recipe: `loss`'s gradients clipped at global norm 1, the optimizer's and the
+    schedule's step, gradients zeroed. Returns the loss's value."""
+    import torch
+
+    loss.backward()
+    value = float(loss.detach())
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
+    return value
+
+
 def train(model: torch.nn.Module, batches: Callable[[int], Iterator[Batch]], args: argparse.Namespace) -> dict:
     """Fine-tunes `model` on `batches(epoch)`; returns the training time, examples/s after step 1 and the
     loss of every step."""
-    import torch
-
     optimizer = bert_adamw(model, args.learning_rate, args.weight_decay)
     steps = sum(1 for _ in batches(0)) * args.epochs
-    warmup = int(args.warmup_ratio * steps)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda u: u / warmup if u < warmup else max(0.0, 1.0 - u / steps))
+    schedule = linear_warmup_linear_decay(optimizer, int(args.warmup_ratio * steps), steps)
     model.train()
     began, first, seen, step, losses = time.perf_counter(), None, 0, 0, []
     for epoch in range(args.epochs):
         for inputs in batches(epoch):
-            loss = model(**inputs).loss
-            loss.backward()
-            losses.append(float(loss.detach()))
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
+            losses.append(bert_update(model, optimizer, schedule, model(**inputs).loss))
             step += 1
             print(f"{step}/{steps}", flush=True)
             if first is None:
@@ -252,6 +267,18 @@ def qa(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str, Any]
     return dict(timing, train_examples=len(arrays["train_token_ids"]))
 
 
+def add_recipe_arguments(parser: argparse.ArgumentParser, epochs: int = 3) -> None:
+    """The flags of BERT's fine-tuning recipe that `train` reads, with `kbert finetune`'s names and defaults
+    (`epochs`: another default): --sequence-length, --epochs, --batch-size, --learning-rate, --warmup-ratio and
+    --weight-decay."""
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=5e-5)
+    parser.add_argument("--warmup-ratio", type=float, default=0.1)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The subset of `kbert finetune`'s flags this job needs, with the same names and defaults."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.common.hf_reference", description=__doc__.splitlines()[0])
@@ -260,12 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub = tasks.add_parser(name)
         sub.add_argument("--init", required=True)
         sub.add_argument("--out", required=True)
-        sub.add_argument("--sequence-length", type=int, default=128)
-        sub.add_argument("--epochs", type=int, default=3)
-        sub.add_argument("--batch-size", type=int, default=32)
-        sub.add_argument("--learning-rate", type=float, default=5e-5)
-        sub.add_argument("--warmup-ratio", type=float, default=0.1)
-        sub.add_argument("--weight-decay", type=float, default=0.01)
+        add_recipe_arguments(sub)
         sub.add_argument("--seed", type=int, default=0)
         if name == "qa":
             sub.add_argument("--features", required=True, help=".npz of train and dev windows (see qa())")

@@ -18,8 +18,9 @@ a process of its own from all-MiniLM-L6-v2 (`kbert.pretrained.minilm_path()`), f
   (the embed task has none): `--dropout` here sets the encoder's rates.
 - PyTorch: `SentenceTransformer(MINILM)` (Transformer, mean Pooling, Normalize) with
   `MultipleNegativesRankingLoss(scale=20)` (cosine, anchor to candidates only), `torch.optim.AdamW` with the
-  same groups, eps and decay (`benchmarks.common.hf_reference.bert_adamw`), the same schedule as a `LambdaLR`,
-  `clip_grad_norm_(1.0)`, a plain loop; texts cut at `--sequence-length` tokens as kbert's packer cuts them.
+  same groups, eps and decay (`benchmarks.common.hf_reference.bert_adamw`), the same schedule as a `LambdaLR`
+  (`linear_warmup_linear_decay`), `clip_grad_norm_(1.0)` (`bert_update`), a plain loop; texts cut at
+  `--sequence-length` tokens as kbert's packer cuts them.
 The untrained model is scored by both sides too (the same weights: their scores must agree to rounding).
 
 Per seed it prints both sides' scores, the step-1 loss on each side (same weights and batch: equal up to the
@@ -53,6 +54,7 @@ import time
 
 import numpy as np
 
+from benchmarks.common.hf_reference import add_recipe_arguments, bert_adamw, bert_update, linear_warmup_linear_decay
 from benchmarks.common.pair_task import article_sentences, build_pair_examples
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -158,8 +160,6 @@ def torch_side(args: argparse.Namespace) -> dict:
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    from benchmarks.common.hf_reference import bert_adamw
-
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -181,24 +181,16 @@ def torch_side(args: argparse.Namespace) -> dict:
     batches = [pairs[i:i + args.batch_size] for i in range(0, len(pairs) // args.batch_size * args.batch_size,
                                                             args.batch_size)]
     steps = len(batches) * args.epochs
-    warmup = int(args.warmup_ratio * steps)
     loss_function = MultipleNegativesRankingLoss(model, scale=20.0)  # kbert's default scale, one direction
     optimizer = bert_adamw(model, args.learning_rate, args.weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(  # kbert's LinearWarmupLinearDecay
-        optimizer, lambda u: u / warmup if u < warmup else max(0.0, 1.0 - u / steps))
+    schedule = linear_warmup_linear_decay(optimizer, int(args.warmup_ratio * steps), steps)
     losses: list[float] = []
     model.train()
     began = time.perf_counter()
     for _ in range(args.epochs):
         for batch in batches:
             columns = [model.preprocess([pair[c] for pair in batch]) for c in (0, 1)]
-            loss = loss_function(columns, None)
-            loss.backward()
-            losses.append(float(loss.detach()))
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
+            losses.append(bert_update(model, optimizer, schedule, loss_function(columns, None)))
     seconds = time.perf_counter() - began
     out.update({k: embed(dev[k]) for k in ("questions", "sentences")})
     return {"losses": losses, "train_seconds": seconds, "embeddings": out}
@@ -303,12 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=2000, help="the first N training pairs")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--learning-rate", type=float, default=5e-5)
-    parser.add_argument("--warmup-ratio", type=float, default=0.1)
-    parser.add_argument("--weight-decay", type=float, default=0.01)
-    parser.add_argument("--sequence-length", type=int, default=128)
+    add_recipe_arguments(parser, epochs=1)
     parser.add_argument("--dropout", type=float, help="every dropout rate of the encoder on both sides "
                                                       "(default: the model's, 0.1)")
     parser.add_argument("--threads", type=int, default=0, help="threads a side (0: each framework's default)")
