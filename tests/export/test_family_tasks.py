@@ -117,29 +117,29 @@ def test_roberta_tag_export_words_equal_evaluation(tmp_path, roberta_init):
     assert len({label for labels in predicted for label in labels}) > 1
 
 
-@pytest.mark.slow  # fine-tuning and a SavedModel: about 30 s
-def test_roberta_qa_export_answers_equal_evaluation(tmp_path, roberta_init):
-    rng = random.Random(3)
+def write_squad(path, seed: int, answers: list[str], question: str = "who ?",
+                before: tuple[list[str], int] = (FILLER, 4), after: int = 3, gap: str = " ! ") -> list[dict]:
+    """32 QA examples written at `path` as a SQuAD v1.1 file, and returned: each asks `question` of a context
+    `BEFORE{gap}ANSWER AFTER` (BEFORE: `before[1]` words drawn from `before[0]`; AFTER: `after` words of FILLER;
+    ANSWER: one of `answers`), drawn with `seed`."""
+    rng = random.Random(seed)
     examples = []
     for i in range(32):
-        before, after = " ".join(rng.choices(FILLER, k=4)), " ".join(rng.choices(FILLER, k=3))
-        answer = rng.choice(["good cat", "bad dog"])
-        examples.append({"id": str(i), "question": "who ?", "context": f"{before} ! {answer} {after}",
-                         "answers": [{"text": answer, "answer_start": len(before) + 3}]})
-    squad = tmp_path / "train.json"
-    squad.write_text(json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": [
+        head, tail = " ".join(rng.choices(before[0], k=before[1])), " ".join(rng.choices(FILLER, k=after))
+        answer = rng.choice(answers)
+        examples.append({"id": str(i), "question": question, "context": f"{head}{gap}{answer} {tail}",
+                         "answers": [{"text": answer, "answer_start": len(head) + len(gap)}]})
+    path.write_text(json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": [
         {"context": e["context"], "qas": [{k: e[k] for k in ("id", "question", "answers")}]} for e in examples]}]}))
-    out = finetune(tmp_path, roberta_init, "qa", [], None, str(squad), "--doc-stride", "8", "--max-query-length", "8")
-    model, serving = exported_signature(tmp_path, out, "span_logits")
-    examples = examples[:8]
+    return examples
+
+
+def assert_serving_answers_as_evaluation(model, serving, examples: list[dict], features) -> tuple[dict, dict]:
+    """The export's answers to `examples` (`serving`: its span signature) are the Keras model's on `features`,
+    decoded as evaluation decodes them: the same characters and the same text. Returns evaluation's
+    (texts, spans)."""
     answer = serving(question=tf.constant([e["question"] for e in examples]),
                      context=tf.constant([e["context"] for e in examples]))
-    features = build_qa_features(examples, model.tokenizer, 32, max_query_length=8)
-    assert len(features) == len(examples)  # one window each, as the serving graph packs
-    # RoBERTa's pair: <s> question </s></s> context </s>, all segment id 0.
-    packed = model.preprocessor(([e["question"] for e in examples], [e["context"] for e in examples]))
-    np.testing.assert_array_equal(features.token_ids, packed["token_ids"].numpy())
-    assert not features.segment_ids.any()
     logits = model(features.inputs(), training=False)
     texts, spans = decode_answers(examples, features, logits["start_logits"].numpy(), logits["end_logits"].numpy(),
                                   return_spans=True)
@@ -147,6 +147,23 @@ def test_roberta_qa_export_answers_equal_evaluation(tmp_path, roberta_init):
         span = spans[example["id"]]
         assert (span["char_start"], span["char_end"]) == (int(answer["start_char"][i]), int(answer["end_char"][i]))
         assert texts[example["id"]] == answer["answer"][i].numpy().decode()
+    return texts, spans
+
+
+@pytest.mark.slow  # fine-tuning and a SavedModel: about 30 s
+def test_roberta_qa_export_answers_equal_evaluation(tmp_path, roberta_init):
+    squad = tmp_path / "train.json"
+    examples = write_squad(squad, 3, ["good cat", "bad dog"])
+    out = finetune(tmp_path, roberta_init, "qa", [], None, str(squad), "--doc-stride", "8", "--max-query-length", "8")
+    model, serving = exported_signature(tmp_path, out, "span_logits")
+    examples = examples[:8]
+    features = build_qa_features(examples, model.tokenizer, 32, max_query_length=8)
+    assert len(features) == len(examples)  # one window each, as the serving graph packs
+    # RoBERTa's pair: <s> question </s></s> context </s>, all segment id 0.
+    packed = model.preprocessor(([e["question"] for e in examples], [e["context"] for e in examples]))
+    np.testing.assert_array_equal(features.token_ids, packed["token_ids"].numpy())
+    assert not features.segment_ids.any()
+    assert_serving_answers_as_evaluation(model, serving, examples, features)
 
 
 @pytest.mark.slow  # fine-tuning and a SavedModel, for each of ALBERT's two tokenizers: about 60 s
@@ -242,16 +259,9 @@ def test_albert_sentencepiece_tag_words_at_their_characters(tmp_path, albert_sen
 
 @pytest.mark.slow  # fine-tuning, a SavedModel and `kbert predict`: about 15 s
 def test_albert_sentencepiece_qa_answers_at_their_characters(tmp_path, albert_sentencepiece_init, capsys):
-    rng = random.Random(5)
-    examples = []
-    for i in range(32):
-        before, after = " ".join(rng.choices(FILLER + ["Café", "THE"], k=3)), " ".join(rng.choices(FILLER, k=2))
-        answer = rng.choice(ALBERT_ANSWERS)
-        examples.append({"id": str(i), "question": "Who ?", "context": f"{before}  ! {answer} {after}",
-                         "answers": [{"text": answer, "answer_start": len(before) + 4}]})
     squad = tmp_path / "train.json"
-    squad.write_text(json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": [
-        {"context": e["context"], "qas": [{k: e[k] for k in ("id", "question", "answers")}]} for e in examples]}]}))
+    examples = write_squad(squad, 5, ALBERT_ANSWERS, question="Who ?", before=(FILLER + ["Café", "THE"], 3), after=2,
+                           gap="  ! ")
     out = finetune(tmp_path, albert_sentencepiece_init, "qa", [], None, str(squad), "--doc-stride", "8",
                    "--max-query-length", "8")
     model, serving = exported_signature(tmp_path, out, "span_logits")
@@ -276,15 +286,9 @@ def test_albert_sentencepiece_qa_answers_at_their_characters(tmp_path, albert_se
     np.testing.assert_array_equal(features.token_ids, packed["token_ids"].numpy())
     np.testing.assert_array_equal(features.segment_ids, packed["segment_ids"].numpy())
     examples, features = examples[:8], build_qa_features(examples[:8], model.tokenizer, 32, max_query_length=8)
-    answer = serving(question=tf.constant([e["question"] for e in examples]),
-                     context=tf.constant([e["context"] for e in examples]))
-    logits = model(features.inputs(), training=False)
-    texts, spans = decode_answers(examples, features, logits["start_logits"].numpy(), logits["end_logits"].numpy(),
-                                  return_spans=True)
-    for i, example in enumerate(examples):
+    texts, spans = assert_serving_answers_as_evaluation(model, serving, examples, features)
+    for example in examples:
         span = spans[example["id"]]
-        assert (span["char_start"], span["char_end"]) == (int(answer["start_char"][i]), int(answer["end_char"][i]))
-        assert texts[example["id"]] == answer["answer"][i].numpy().decode()
         assert texts[example["id"]] == example["context"][span["char_start"]:span["char_end"]] != ""
     # `kbert predict` takes the question and the context in turn and prints the same answer.
     capsys.readouterr()
