@@ -109,7 +109,9 @@ def checkpoint_steps(patterns: list[str]) -> list[tuple[str, int]]:
     """(path, step) for the checkpoints of each glob, one glob a phase in training order.
 
     A phase counts its steps from 0 (`ckpt-500` is its 500th step), so each phase's steps are shifted by
-    the last step of the phases before it: the steps of the whole run.
+    the steps of the phases before it: the steps of the whole run. A phase's length is the `steps` of the
+    `history.json` its run wrote beside `checkpoints/` (a phase of 2,440 steps keeps its last checkpoint at
+    2,000), or its last checkpoint's step where there is none (a run stopped before its end).
     """
     found, offset = [], 0
     for pattern in patterns:
@@ -117,7 +119,8 @@ def checkpoint_steps(patterns: list[str]) -> list[tuple[str, int]]:
         if not phase:
             raise SystemExit(f"no checkpoint matches {pattern}")
         found += [(path, offset + step) for step, path in phase]
-        offset += phase[-1][0]
+        history = pathlib.Path(phase[-1][1]).parent.parent / "history.json"
+        offset += json.loads(history.read_text())["steps"] if history.is_file() else phase[-1][0]
     return found
 
 
