@@ -41,7 +41,9 @@ def finetune(tmp_path, init, command: str, header: list[str], rows, *flags: str)
     out = tmp_path / f"{command}-model"
     assert main(["finetune", command, "--init", str(init), "--train", str(train), "--validation", str(train),
                  "--sequence-length", "32", "--epochs", "1", "--batch-size", "16", "--out", str(out),
-                 "--verbose", "0", *flags]) == 0
+                 # float32: under bf16 (the default on a host with AMX) the SavedModel's and the Keras model's
+                 # roundings differ, and a barely trained QA head's near-tied spans then swap.
+                 "--mixed-precision", "none", "--verbose", "0", *flags]) == 0
     return out
 
 
