@@ -32,6 +32,22 @@ DOWNSTREAM = {
 }
 
 
+def add_downstream_arguments(parser: argparse.ArgumentParser, lang: tuple[str, ...] = ("en", "zh")) -> None:
+    """The fine-tuning flags of a study that fine-tunes pretrained models on the downstream tasks
+    (`downstream_tasks`, `finetune_runs` read them)."""
+    parser.add_argument("--lang", choices=lang, default="en")
+    parser.add_argument("--downstream", nargs=2, metavar=("TRAIN", "VALIDATION"),
+                        help="one labelled task instead of the language's defaults")
+    parser.add_argument("--text-column", default="sentence")
+    parser.add_argument("--label-column", default="label")
+    parser.add_argument("--tag", action="store_true", help="--downstream is a tagging task (kbert finetune tag)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--finetune-epochs", type=int, default=FINETUNE_EPOCHS)
+    parser.add_argument("--finetune-learning-rate", type=float, default=FINETUNE_LEARNING_RATE)
+    parser.add_argument("--max-train-examples", type=int, default=20000, help="0: all")
+    parser.add_argument("--resume", action="store_true", help="keep finished fine-tuning runs")
+
+
 def downstream_tasks(args: argparse.Namespace) -> dict:
     """`--downstream` as one task named after its folder, else the language's tasks (as in DOWNSTREAM)."""
     if not args.downstream:
@@ -68,26 +84,29 @@ def check_downstream(tasks: dict, max_train_examples: int | None = None) -> None
 
 
 def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | None = None,
-                  runs: pathlib.Path | None = None) -> tuple[dict, list[str]]:
+                  runs: pathlib.Path | None = None, model: pathlib.Path | None = None,
+                  inits: tuple[str, ...] = ("pretrained", "random")) -> tuple[dict, list[str]]:
     """Fine-tunes `work`'s model and a random init per task and seed, through the CLI, into `runs`/TASK/.
 
     `tasks` (default: `downstream_tasks(args)`) maps a name to (command, train, validation, metric, flags)
-    as in DOWNSTREAM; `runs` defaults to `work`/finetune.
+    as in DOWNSTREAM; `runs` defaults to `work`/finetune; `model` (default `work`/model) is the pretrained
+    start; `inits` names the starts to run, "pretrained" and "random" (the model's architecture, fresh weights).
     """
     from kbert.cli.main import main
 
     runs = runs or work / "finetune"
+    model = model or work / "model"
     tasks = downstream_tasks(args) if tasks is None else tasks
     results, commands = {}, []
     for name, (command, train, validation, metric, flags) in tasks.items():
-        scores: dict[str, list] = {"pretrained": [], "random": []}
-        losses: dict[str, list] = {"pretrained": [], "random": []}
-        for init in ("pretrained", "random"):
+        scores: dict[str, list] = {init: [] for init in inits}
+        losses: dict[str, list] = {init: [] for init in inits}
+        for init in inits:
             for seed in args.seeds:
                 out = runs / name / f"{init}_{seed}"
                 # the random start is the pretrained model's architecture (the recipe's), with fresh weights
-                source = ["--init", str(work / "model")] if init == "pretrained" else [
-                    "--preset", str(work / "model"), "--vocab", str(work / "vocab.txt")]
+                source = ["--init", str(model)] if init == "pretrained" else [
+                    "--preset", str(model), "--vocab", str(work / "vocab.txt")]
                 argv = ["finetune", command, *source, "--train", str(train), "--validation", str(validation),
                         *flags, *([] if "--epochs" in flags else ["--epochs", str(args.finetune_epochs)]),
                         "--batch-size", "32", "--mixed-precision", "none",  # float32, as recorded
@@ -113,6 +132,7 @@ def finetune_runs(args: argparse.Namespace, work: pathlib.Path, tasks: dict | No
             if name in results:
                 break
         if name not in results:
-            results[name] = {"metric": metric, **scores, "training_loss_by_epoch": losses,
-                             "difference": statistics.mean(scores["pretrained"]) - statistics.mean(scores["random"])}
+            results[name] = {"metric": metric, **scores, "training_loss_by_epoch": losses}
+            if set(inits) == {"pretrained", "random"}:
+                results[name]["difference"] = statistics.mean(scores["pretrained"]) - statistics.mean(scores["random"])
     return results, commands

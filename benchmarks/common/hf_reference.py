@@ -119,6 +119,7 @@ def train(model: torch.nn.Module, batches: Callable[[int], Iterator[Batch]], arg
     began, first, seen, step, losses = time.perf_counter(), None, 0, 0, []
     for epoch in range(args.epochs):
         for inputs in batches(epoch):
+            inputs = {name: tensor.to(args.device) for name, tensor in inputs.items()}
             losses.append(bert_update(model, optimizer, schedule, model(**inputs).loss))
             step += 1
             print(f"{step}/{steps}", flush=True)
@@ -146,6 +147,7 @@ def classify(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str
         with torch.no_grad():
             model.classifier.weight.copy_(torch.from_numpy(head["kernel"].T))
             model.classifier.bias.copy_(torch.from_numpy(head["bias"]))
+    model.to(args.device)
 
     def encode(rows, index) -> Batch:
         pairs = None if args.text_pair_column is None else [rows[i][1] for i in index]
@@ -160,7 +162,8 @@ def classify(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str
     predicted: list[str] = []
     with torch.no_grad():
         for start in range(0, len(dev_rows), 128):
-            logits = model(**encode(dev_rows, range(start, min(start + 128, len(dev_rows))))).logits
+            inputs = encode(dev_rows, range(start, min(start + 128, len(dev_rows))))
+            logits = model(**{name: tensor.to(args.device) for name, tensor in inputs.items()}).logits
             predicted += [labels[i] for i in logits.argmax(-1).tolist()]
     (out / "predictions.json").write_text(json.dumps(predicted) + "\n", encoding="utf-8")
     correct = sum(p == row[2] for p, row in zip(predicted, dev_rows))
@@ -191,6 +194,7 @@ def tag(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str, Any
         with torch.no_grad():
             model.classifier.weight.copy_(torch.from_numpy(head["kernel"][:, columns].T))
             model.classifier.bias.copy_(torch.from_numpy(head["bias"][columns]))
+    model.to(args.device)
 
     def encode(rows, index):
         return tokenizer([rows[i][0] for i in index], is_split_into_words=True, truncation=True,
@@ -218,7 +222,7 @@ def tag(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str, Any
         for start in range(0, len(dev_rows), 64):
             index = range(start, min(start + 64, len(dev_rows)))
             encoding = encode(dev_rows, index)
-            best = model(**encoding).logits.argmax(-1)
+            best = model(**{name: tensor.to(args.device) for name, tensor in encoding.items()}).logits.argmax(-1).cpu()
             for row, i in enumerate(index):
                 tags = ["O"] * len(dev_rows[i][0])  # words cut by truncation count as "O", as in kbert
                 for position, word in first_subtokens(encoding, row):
@@ -236,8 +240,9 @@ def qa(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str, Any]
     import torch
     from transformers import BertForQuestionAnswering
 
-    arrays = np.load(args.features)
-    model = BertForQuestionAnswering.from_pretrained(args.init)
+    with np.load(args.features) as stored:  # read once (a compressed .npz would be inflated at every access)
+        arrays = {name: stored[name] for name in stored.files}
+    model = BertForQuestionAnswering.from_pretrained(args.init).to(args.device)
 
     def tensors(split: str, index) -> Batch:
         mask = arrays[f"{split}_padding_mask"][index]
@@ -258,12 +263,16 @@ def qa(args: argparse.Namespace, tokenizer, out: pathlib.Path) -> dict[str, Any]
     with torch.no_grad():
         for i in range(0, len(arrays["dev_token_ids"]), 64):
             inputs = tensors("dev", list(range(i, min(i + 64, len(arrays["dev_token_ids"])))))
-            result = model(**inputs)
+            result = model(**{name: tensor.to(args.device) for name, tensor in inputs.items()})
             pad = length - inputs["input_ids"].shape[1]
             mask = inputs["attention_mask"].bool()
             for logits, into in ((result.start_logits, start), (result.end_logits, end)):
-                into.append(torch.nn.functional.pad(logits.masked_fill(~mask, -1e4), (0, pad), value=-1e4).numpy())
-    np.savez(out / "logits.npz", start_logits=np.concatenate(start), end_logits=np.concatenate(end))
+                into.append(torch.nn.functional.pad(logits.cpu().masked_fill(~mask, -1e4), (0, pad), value=-1e4).numpy())
+    if args.logits_dtype == "float32":
+        np.savez(out / "logits.npz", start_logits=np.concatenate(start), end_logits=np.concatenate(end))
+    else:  # smaller, to travel back from another machine; compressed
+        np.savez_compressed(out / "logits.npz", start_logits=np.concatenate(start).astype(args.logits_dtype),
+                            end_logits=np.concatenate(end).astype(args.logits_dtype))
     return dict(timing, train_examples=len(arrays["train_token_ids"]))
 
 
@@ -289,8 +298,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--out", required=True)
         add_recipe_arguments(sub)
         sub.add_argument("--seed", type=int, default=0)
+        sub.add_argument("--device", default="cpu", help="torch device: cpu, or cuda to fine-tune on a GPU")
+        sub.add_argument("--threads", type=int, help="torch's CPU threads (default: every core)")
         if name == "qa":
             sub.add_argument("--features", required=True, help=".npz of train and dev windows (see qa())")
+            sub.add_argument("--logits-dtype", choices=("float32", "float16"), default="float32",
+                             help="float16: logits.npz compressed, a quarter of the size")
             continue
         sub.add_argument("--train", required=True)
         sub.add_argument("--validation", required=True)
@@ -313,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformers import BertTokenizerFast
 
     torch.manual_seed(args.seed)
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = BertTokenizerFast.from_pretrained(args.init)

@@ -40,6 +40,19 @@ def write_corpus(path, documents=80, seed=0):
     return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words
 
 
+def write_topic_task(folder, splits=(("train", 64), ("dev", 32)), seed=0):
+    """A labelled TSV a split (`sentence`, `label`): a sentence of the first topic is 0, of the second 1."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, rows in splits:
+        lines = ["sentence\tlabel"]
+        for _ in range(rows):
+            label = rng.randrange(2)
+            nouns, verbs = TOPICS[label]
+            lines.append(f"the {rng.choice(nouns)} {rng.choice(verbs)} the {rng.choice(nouns)} .\t{label}")
+        (folder / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 @pytest.fixture
 def corpus(tmp_path):
     vocab = write_corpus(tmp_path / "corpus.txt")

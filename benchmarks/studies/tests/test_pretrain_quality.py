@@ -1,13 +1,12 @@
 """`benchmarks/studies/pretrain_quality.py` end to end on a tiny generated corpus and a tiny labelled TSV."""
 
 import json
-import random
 from types import SimpleNamespace
 
 import pytest
 
 import kbert
-from tests.training.test_pretrain_cli import TOPICS, write_corpus
+from tests.training.test_pretrain_cli import write_corpus, write_topic_task
 
 
 @pytest.mark.slow
@@ -16,15 +15,7 @@ def test_pretrain_quality_writes_results_and_section(tmp_path):
 
     for part in range(2):
         write_corpus(tmp_path / f"corpus{part}.txt", documents=400, seed=part)  # > 2,000 lines: 5% is held out
-    rng = random.Random(0)
-    for split, rows in (("train", 64), ("dev", 32)):
-        lines = ["sentence\tlabel"]
-        for _ in range(rows):
-            label = rng.randrange(2)
-            nouns, verbs = TOPICS[label]
-            lines.append(f"the {rng.choice(nouns)} {rng.choice(verbs)} the {rng.choice(nouns)} .\t{label}")
-        (tmp_path / "task").mkdir(exist_ok=True)
-        (tmp_path / "task" / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_topic_task(tmp_path / "task")
     # Two phases, as the English recipe: short sequences first, then the longer ones from those weights.
     # The recipe changes the preset's heads, so the random start must take the model's architecture.
     for name, length in (("short.yaml", 16), ("recipe.yaml", 32)):
