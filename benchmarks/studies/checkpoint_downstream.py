@@ -10,7 +10,8 @@ same architecture from random weights (`--no-random` leaves it out); the run's l
     python -m benchmarks.studies.checkpoint_downstream --run runs/pair_albert --checkpoints 5 \\
         --out notebooks/results/checkpoint_downstream_albert_en.json
 
-It writes the results JSON (`{"steps": [...], "downstream": {task: {"metric", "scores": {step: [...]}}}}`)
+It writes the results JSON (`{"steps": [...], "downstream": {task: {"metric", "scores": {step: [...]},
+"differences": {"LATER - EARLIER": mean, 95% t-interval over the seeds}}}}`)
 and keeps every fine-tuning run under RUN/checkpoint_finetune/step_N/; a second call with `--resume` keeps
 the finished ones.
 """
@@ -25,6 +26,7 @@ import sys
 
 from benchmarks.common.downstream import add_downstream_arguments, check_downstream, downstream_tasks, finetune_runs
 from benchmarks.studies.embryology import checkpoint_steps
+from benchmarks.studies.objective_downstream import paired_interval
 
 
 def run_checkpoints(run: pathlib.Path) -> list[tuple[str, int]]:
@@ -116,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             entry["scores"][str(step)] = task["random" if weights is None else "pretrained"]
             print(f"step {step} {name}: {statistics.mean(entry['scores'][str(step)]):.4f}", flush=True)
+    for entry in scores.values():  # every later step against every earlier one, paired by seed
+        steps = sorted(entry["scores"], key=int)
+        entry["differences"] = {f"{later} - {earlier}": paired_interval(entry["scores"][later], entry["scores"][earlier])
+                                for i, earlier in enumerate(steps) for later in steps[i + 1:]
+                                if len(entry["scores"][later]) > 1}
     config = json.loads((run / "model" / "history.json").read_text())["config"]
     result = {"run": str(run), "model_type": config.get("model_type"), "steps": [s for _, s in starts],
               "seeds": args.seeds, "max_train_examples": args.max_train_examples,

@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             if "error" in result:
                 entry.setdefault("errors", {})[name] = result["error"]
                 continue
-            entry["scores"][name] = result["pretrained"]
+            # kbert's SQuAD metrics are in points; as a fraction, as accuracy and entity F1 are
+            entry["scores"][name] = [v / 100 for v in result["pretrained"]] if task == "squad" else result["pretrained"]
     for entry in scores.values():
         arms = [a for a in args.arms if a in entry["scores"]]
         entry["differences"] = {f"{a} - {b}": paired_interval(entry["scores"][a], entry["scores"][b])

@@ -59,6 +59,7 @@ def test_checkpoint_downstream_fine_tunes_each_chosen_checkpoint_and_a_random_st
     assert results["steps"] == [0, 6, 13]
     scores = results["downstream"]["task"]["scores"]
     assert sorted(scores) == ["0", "13", "6"] and all(0.0 <= s[0] <= 1.0 for s in scores.values())
+    assert results["downstream"]["task"]["differences"] == {}  # one seed: no interval
     # Step 6 is phase 1's last checkpoint: its encoder is phase 1's final model, weight for weight.
     written = kbert.load_pretrained(tiny_run / "checkpoint_finetune" / "model_6")
     phase1 = kbert.load_pretrained(tiny_run / "model_phase1")
