@@ -4,7 +4,8 @@ A standalone program (it imports neither kbert nor TensorFlow, so its wall time 
 PyTorch job): AdamW (epsilon 1e-6, weight decay except biases and LayerNorm), gradients clipped at norm 1,
 linear warmup then linear decay with the shape of kbert's (and Google BERT's) `LinearWarmupLinearDecay`:
 the decay is measured from step 0, so the warmup ramp peaks at lr * (1 - warmup / steps)), shuffled
-batches with dynamic padding, the model's own dropout (0.1 in BERT configs).
+batches with dynamic padding, the model's own dropout (0.1 in BERT configs). `--device cuda` runs it on a GPU
+(`benchmarks.studies.objective_reference` does, where TensorFlow is not installed).
 
     python -m benchmarks.common.hf_reference classify --init DIR --train train.tsv --validation dev.tsv \
         --text-column sentence --label-column label --sequence-length 64 --epochs 1 --seed 0 --out OUT
