@@ -1,5 +1,6 @@
 """Mean and spread over seeds, the kbert-vs-reference goal check, and the markdown tables of the
-fine-tuning benchmark (pure Python: runs are dicts, see `benchmarks.finetune_quality`).
+fine-tuning benchmark (pure Python: runs are dicts, see `benchmarks.finetune_quality`); the paired
+t-interval of two arms fine-tuned with the same seeds (`paired_interval`, the pretraining studies).
 
 A run is {"task": str, "size": int, "seed": int, "framework": "kbert" | "reference", "score": float
 (points, 0-100), ...}. Goal, per task and size: kbert's mean >= the reference's mean - tolerance (1.0
@@ -161,3 +162,39 @@ def permutation_p_value(first: Sequence[float], second: Sequence[float], max_spl
 def p_text(value: float) -> str:
     """A p-value as a table shows it: two decimals, or one digit and its exponent below 0.01."""
     return f"{value:.2f}" if value >= 0.01 else f"{value:.0e}"
+
+
+# Two-sided 95% quantiles of Student's t by degrees of freedom (the seeds less one).
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093}
+
+
+def paired_interval(a: list[float], b: list[float]) -> dict:
+    """Mean of a - b over paired seeds, its sample standard deviation and 95% t-interval.
+
+    Example:
+    >>> r = paired_interval([0.80, 0.82, 0.81], [0.79, 0.80, 0.80])
+    >>> round(r["mean"], 4), round(r["low"], 4), round(r["high"], 4)
+    (0.0133, -0.001, 0.0277)
+    """
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError(f"a paired interval needs two or more pairs, got {len(a)} and {len(b)} scores")
+    differences = [x - y for x, y in zip(a, b)]
+    mean, std = statistics.fmean(differences), statistics.stdev(differences)
+    half = T95.get(len(differences) - 1, 1.96) * std / math.sqrt(len(differences))
+    return {"mean": mean, "std": std, "low": mean - half, "high": mean + half, "n": len(differences)}
+
+
+def seeds_to_resolve(std: float, difference: float) -> int | None:
+    """Paired seeds whose 95% interval half-width falls under `difference` at this spread (None: no difference).
+
+    Example:
+    >>> seeds_to_resolve(0.01, 0.01)
+    7
+    """
+    if difference <= 0:
+        return None
+    n = 2
+    while T95.get(n - 1, 1.96) * std / math.sqrt(n) >= difference and n < 10_000:
+        n += 1
+    return n

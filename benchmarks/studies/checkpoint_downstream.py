@@ -26,7 +26,7 @@ import sys
 
 from benchmarks.common.downstream import add_downstream_arguments, check_downstream, downstream_tasks, finetune_runs
 from benchmarks.studies.embryology import checkpoint_steps
-from benchmarks.studies.objective_downstream import paired_interval
+from benchmarks.common.seed_spread import paired_interval
 
 
 def run_checkpoints(run: pathlib.Path) -> list[tuple[str, int]]:

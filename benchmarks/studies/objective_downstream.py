@@ -33,14 +33,13 @@ import dataclasses
 import glob
 import itertools
 import json
-import math
 import pathlib
-import statistics
 import sys
 import time
 
 from benchmarks.common.downstream import add_downstream_arguments, check_downstream, downstream_tasks, finetune_runs
 from benchmarks.common.finetune_tasks import SQUAD
+from benchmarks.common.seed_spread import paired_interval
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # name: (objective, packing)
@@ -49,42 +48,6 @@ ARMS = {"segment-pair+nsp": ("nsp", "segment-pair"), "segment-pair+sop": ("sop",
 # SQuAD v1.1 dev, in articles: the first 40 to fine-tune on, the next 8 to score (as the paired fine-tuning study).
 SQUAD_TASK = ("qa", SQUAD, SQUAD, "f1", ["--train-articles", "0:40", "--validation-articles", "40:48",
                                          "--sequence-length", "192", "--doc-stride", "64"])
-# Two-sided 95% quantiles of Student's t by degrees of freedom (the seeds less one).
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093}
-
-
-def paired_interval(a: list[float], b: list[float]) -> dict:
-    """Mean of a - b over paired seeds, its sample standard deviation and 95% t-interval.
-
-    Example:
-    >>> r = paired_interval([0.80, 0.82, 0.81], [0.79, 0.80, 0.80])
-    >>> round(r["mean"], 4), round(r["low"], 4), round(r["high"], 4)
-    (0.0133, -0.0010, 0.0277)
-    """
-    if len(a) != len(b) or len(a) < 2:
-        raise ValueError(f"a paired interval needs two or more pairs, got {len(a)} and {len(b)} scores")
-    differences = [x - y for x, y in zip(a, b)]
-    mean, std = statistics.fmean(differences), statistics.stdev(differences)
-    half = T95.get(len(differences) - 1, 1.96) * std / math.sqrt(len(differences))
-    return {"mean": mean, "std": std, "low": mean - half, "high": mean + half, "n": len(differences)}
-
-
-def seeds_to_resolve(std: float, difference: float) -> int | None:
-    """Paired seeds whose 95% interval half-width falls under `difference` at this spread (None: no difference).
-
-    Example:
-    >>> seeds_to_resolve(0.01, 0.01)
-    7
-    """
-    if difference <= 0:
-        return None
-    n = 2
-    while T95.get(n - 1, 1.96) * std / math.sqrt(n) >= difference and n < 10_000:
-        n += 1
-    return n
-
-
 def pretrain_arm(name: str, args: argparse.Namespace, run: pathlib.Path, work: pathlib.Path) -> dict:
     """Builds the arm's data from the run's training text and pretrains it from the run's first phase."""
     from kbert import PretrainConfig, pretrain

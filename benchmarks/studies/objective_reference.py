@@ -33,7 +33,8 @@ import sys
 from benchmarks.common.downstream import DOWNSTREAM, FINETUNE_EPOCHS, FINETUNE_LEARNING_RATE
 from benchmarks.common.finetune_tasks import SquadWindows, read_json
 from benchmarks.common.hf_reference import read_conll
-from benchmarks.studies.objective_downstream import ARMS, paired_interval, seeds_to_resolve
+from benchmarks.common.seed_spread import paired_interval, seeds_to_resolve
+from benchmarks.studies.objective_downstream import ARMS
 
 # The SQuAD windows of objective_downstream's SQUAD_TASK: 192 tokens, stride 64, articles 0-40 / 40-48.
 SQUAD_SEQUENCE_LENGTH, SQUAD_DOC_STRIDE = 192, 64

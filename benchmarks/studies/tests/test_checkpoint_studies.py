@@ -100,7 +100,7 @@ def test_objective_downstream_pretrains_three_arms_alike_but_for_their_data_and_
 
 def test_the_paired_interval_is_students_t_over_seeds():
     scipy_stats = pytest.importorskip("scipy.stats")
-    from benchmarks.studies.objective_downstream import T95, paired_interval, seeds_to_resolve
+    from benchmarks.common.seed_spread import T95, paired_interval, seeds_to_resolve
 
     for df, quantile in T95.items():  # the table against an independent computation
         assert quantile == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=1e-3)
@@ -116,7 +116,8 @@ def test_the_paired_interval_is_students_t_over_seeds():
 
 
 def test_objective_reference_scores_each_job_by_kbert_rules_on_the_seeds_every_arm_finished(tmp_path):
-    from benchmarks.studies.objective_downstream import ARMS, paired_interval
+    from benchmarks.common.seed_spread import paired_interval
+    from benchmarks.studies.objective_downstream import ARMS
     from benchmarks.studies.objective_reference import main
 
     work, results = tmp_path / "work", tmp_path / "results"
