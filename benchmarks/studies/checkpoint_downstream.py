@@ -42,7 +42,7 @@ def choose(checkpoints: list[tuple[str, int]], count: int) -> list[tuple[str, in
 
     Example:
     >>> [s for _, s in choose([("a", 500), ("b", 1000), ("c", 1500), ("d", 2000), ("e", 2600)], 3)]
-    [1000, 2000, 2600]
+    [1000, 1500, 2600]
     """
     if count >= len(checkpoints):
         return list(checkpoints)
