@@ -51,7 +51,12 @@ def test_albert_tflite_answers_as_the_saved_model(tmp_path, albert_classifier, c
     saved = tf.saved_model.load(str(out)).signatures["serving_default"](text=tf.constant(texts))
     lite = run(interpreter(out / "model.tflite"), {"text": texts})
     np.testing.assert_allclose(lite["probabilities"], saved["probabilities"].numpy(), atol=1e-5)
-    assert (lite["label_id"] == saved["label_id"].numpy()).all()
+    # The same label wherever the two probabilities are further apart than that tolerance allows to swap: the
+    # median text sits on the tie by construction, and float32's last bits may decide it either way.
+    margin = np.abs(np.diff(saved["probabilities"].numpy(), axis=-1))[:, 0]
+    decided = margin > 2e-5
+    assert decided.sum() >= len(texts) - 5, decided.sum()
+    np.testing.assert_array_equal(lite["label_id"][decided], saved["label_id"].numpy()[decided])
     assert len(set(saved["label_id"].numpy().tolist())) > 1  # both labels occur: the check can fail
     capsys.readouterr()
     assert main(["predict", str(out / "model.tflite"), *ODD[:3]]) == 0
