@@ -33,11 +33,13 @@ import numpy as np
 import tensorflow as tf
 
 import kbert
-from benchmarks.common.report import command_line, cpu_name, host_key, run_in_own_process, write_section
+from benchmarks.common.report import (command_line, cpu_flags_that_matter, cpu_name, host_key, run_in_own_process,
+                                      write_section)
 from kbert.export import export, load_source
 from kbert.export import serving_threads
 from kbert.export import tflite as tflite_lib
 from kbert.export import tflite_convert
+from kbert.layers import token_packing
 from kbert.precision import has_native_bf16
 
 SST2 = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
@@ -79,6 +81,12 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
     out_bf16 = export(load_source(minilm, sequence_length=128, encoder=True), workdir / "encoder_bf16" / "1",
                       precision="bfloat16")
     fn_bf16 = tf.saved_model.load(str(out_bf16)).signatures["serving_default"]
+    # The same exports traced before the encoder ran on real tokens only: every padded position computed.
+    with token_packing.padded():
+        padded = {precision: export(load_source(minilm, sequence_length=128, encoder=True),
+                                    workdir / f"encoder_padded_{precision}" / "1", precision=precision)
+                  for precision in ("float32", "bfloat16")}
+    fn_padded = {p: tf.saved_model.load(str(d)).signatures["serving_default"] for p, d in padded.items()}
     pre = tf.saved_model.load(str(out)).signatures["preprocess"]
     encoder = kbert.load_pretrained(minilm)
     fixed = kbert.BertPreprocessor(kbert.load_tokenizer(minilm), sequence_length=128, padding="fixed")
@@ -97,15 +105,22 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
     max_diff = float(np.abs(a - b).max())
     bf16_diff = float(np.abs(fn_bf16(text=tf.constant(data[0]))["pooled_output"].numpy() - a).max())
     torch_bf16_diff = float(np.abs(hf_bf16(data[0]).numpy() - b).max())
+    padded_diff = float(np.abs(fn_padded["float32"](text=tf.constant(data[0]))["pooled_output"].numpy() - a).max())
     runners = {
         "kbert SavedModel (strings in, dynamic length)": lambda batch: fn(text=tf.constant(batch)),
         "kbert SavedModel bfloat16 (--precision bfloat16)": lambda batch: fn_bf16(text=tf.constant(batch)),
+        "kbert SavedModel, padded positions computed (before)":
+            lambda batch: fn_padded["float32"](text=tf.constant(batch)),
+        "kbert SavedModel bfloat16, padded positions computed (before)":
+            lambda batch: fn_padded["bfloat16"](text=tf.constant(batch)),
         "kbert graph, fixed length 128": lambda batch: fixed_128(tf.constant(batch)),
         "HF tokenizers + PyTorch (dynamic length)": hf,
         "HF tokenizers + PyTorch, bf16 autocast": hf_bf16,
     }
     best = time_interleaved(runners, data, repeats)
     mean_len = float(np.mean([pre(text=tf.constant([t]))["padding_mask"].numpy().sum() for t in texts[:200]]))
+    masks = [pre(text=tf.constant(batch))["padding_mask"].numpy() for batch in data]
+    real = sum(int(m.sum()) for m in masks) / sum(m.size for m in masks)
     base = best["HF tokenizers + PyTorch (dynamic length)"]
     torch_best = min(base, best["HF tokenizers + PyTorch, bf16 autocast"])
     lines = ["| pipeline (MiniLM-L6, batch 32) | sentences/s | vs PyTorch float32 | vs PyTorch's best |",
@@ -113,12 +128,15 @@ def throughput(texts: list[str], workdir: pathlib.Path, repeats: int) -> tuple[s
     for name, seconds in best.items():
         lines.append(f"| {name} | {len(texts) / seconds:.0f} | {base / seconds:.2f}x | {torch_best / seconds:.2f}x |")
     note = (f"\n{len(texts)} SST-2 dev sentences (mean {mean_len:.1f} WordPieces with [CLS]/[SEP]), best of "
-            f"{repeats} interleaved passes. Max |pooled_output difference| kbert vs PyTorch: {max_diff:.1e}; "
+            f"{repeats} interleaved passes; batches of 32 in file order are {100 * real:.0f}% real tokens, "
+            f"{100 * (1 - real):.0f}% padding. Max |pooled_output difference| kbert vs PyTorch: {max_diff:.1e}; "
+            f"real tokens only vs padded: {padded_diff:.1e}; "
             f"bfloat16 vs float32: kbert {bf16_diff:.1e}, PyTorch {torch_bf16_diff:.1e}. CPU "
             f"{'has' if has_native_bf16() else 'lacks'} native bfloat16 (avx512_bf16 / amx_bf16).")
     torch_rates = {k: len(texts) / v for k, v in best.items() if k.startswith("HF")}
     return "\n".join(lines) + note, {"max_diff": max_diff, "torch": torch_rates,
-                                     "exports": {"float32": str(out), "bfloat16": str(out_bf16)}}
+                                     "exports": {"float32": str(out), "bfloat16": str(out_bf16),
+                                                 **{f"{p}-padded": str(d) for p, d in padded.items()}}}
 
 
 def hf_pipelines():
@@ -152,6 +170,8 @@ def hf_pipelines():
 IN_FLIGHT = {
     "kbert SavedModel, one batch per core (`kbert predict`'s settings)": ("kbert", "float32"),
     "kbert SavedModel bfloat16, one batch per core": ("kbert", "bfloat16"),
+    "kbert SavedModel, padded positions computed (before), one batch per core": ("kbert", "float32-padded"),
+    "kbert SavedModel bfloat16, padded positions computed (before), one batch per core": ("kbert", "bfloat16-padded"),
     "HF tokenizers + PyTorch, one batch per core": ("torch", "float32"),
     "HF tokenizers + PyTorch bf16 autocast, one batch per core": ("torch", "bfloat16"),
 }
@@ -275,7 +295,8 @@ def main() -> None:
     if not SST2.is_dir():
         sys.exit(f"SST-2 not found at {SST2}")
     texts, _ = read_sst2("dev", args.rows)
-    machine = (f"{cpu_name()}, {os.cpu_count()} CPU cores, TF {tf.__version__}; load average "
+    machine = (f"{cpu_name()} ({host_key()}; {cpu_flags_that_matter()}), {os.cpu_count()} CPU cores, TF "
+               f"{tf.__version__}; load average "
                f"{os.getloadavg()[0]:.2f} at the start; {time.strftime('%Y-%m-%d')}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)

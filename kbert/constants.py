@@ -38,3 +38,7 @@ STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
 # of the same names (`kbert.layers.sentence_pooling.SentencePooling`, the embed task's `--pooling`).
 PoolingMode = Literal["mean", "cls", "max", "mean_sqrt_len_tokens"]
 POOLING_MODES: tuple[str, ...] = get_args(PoolingMode)
+
+# Batches whose examples are sorted by length together: in training (`kbert.data_pipeline.index_batches`) and
+# where inference has its whole input (`kbert.length_batches`). Bounded, so memory stays flat on any corpus.
+GROUP_WINDOW = 16

@@ -16,8 +16,9 @@ from typing import Sequence
 
 import tensorflow as tf
 
+from kbert.constants import GROUP_WINDOW
+
 ACCELERATOR_PAD_MULTIPLE = 16
-GROUP_WINDOW = 16  # batches whose examples are sorted by length together
 
 
 def without_autotune(dataset: tf.data.Dataset) -> tf.data.Dataset:

@@ -35,7 +35,7 @@ MixedPrecision = Literal["none", "mixed_float16", "mixed_bfloat16", "auto"]
 MIXED_PRECISIONS: tuple[str, ...] = get_args(MixedPrecision)
 MIXED_PRECISION_HELP = (f"Keras mixed-precision policy, one of {', '.join(MIXED_PRECISIONS)}; auto: {MIXED_BFLOAT16} "
                         f"on a CPU with AMX or AVX512-BF16, {MIXED_FLOAT16} on a GPU, none (float32) elsewhere")
-PRECISIONS = ("float32", "bfloat16")  # `--precision` of `kbert export`
+PRECISIONS = ("float32", "bfloat16", "auto")  # `--precision` of `kbert export`; auto: `resolve_precision`
 QUANTIZE_MODES = ("none", "dynamic", "float16")  # of a TFLite file's weights: float32, int8, float16
 # x86 flags (as /proc/cpuinfo spells them) of instructions that multiply bfloat16 natively.
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
@@ -137,6 +137,32 @@ def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     return precision
+
+
+def resolve_precision(precision: str, flags: Iterable[str] | None = None, machine: str | None = None
+                      ) -> tuple[str, str]:
+    """An export's precision with "auto" decided for this CPU, and why: bfloat16 where the products run in
+    bfloat16 natively (AVX512-BF16 or AMX), float32 elsewhere, where bfloat16 is emulated and slower.
+
+    Args:
+        precision: one of `PRECISIONS`.
+        flags, machine: as in `has_native_bf16`.
+
+    Returns:
+        ("float32" or "bfloat16", a reason to print: empty unless `precision` was "auto").
+
+    Example:
+    >>> resolve_precision("auto", flags={"avx512f", "avx512_bf16"}, machine="x86_64")
+    ('bfloat16', 'auto: this CPU multiplies bfloat16 natively (avx512_bf16)')
+    >>> resolve_precision("auto", flags={"avx2"}, machine="x86_64")[0], resolve_precision("float32")
+    ('float32', ('float32', ''))
+    """
+    if check_precision(precision) != "auto":
+        return precision, ""
+    if has_native_bf16(flags, machine):
+        native = sorted(NATIVE_BF16_FLAGS & frozenset(cpu_flags() if flags is None else flags))
+        return "bfloat16", f"auto: this CPU multiplies bfloat16 natively ({', '.join(native)})"
+    return "float32", "auto: this CPU has no native bfloat16 (no avx512_bf16 or amx_bf16), where float32 is faster"
 
 
 def keras_policy(name: str) -> str:

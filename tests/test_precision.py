@@ -89,3 +89,16 @@ def test_policy_names_live_only_in_this_module():
                    if path.is_file() and path.suffix in (".py", ".yaml", ".yml", ".json", ".txt", ".md")
                    and any(name in path.read_text(encoding="utf-8") for name in ("mixed_bfloat16", "mixed_float16")))
     assert found == ["kbert/precision.py"]
+
+
+@pytest.mark.parametrize("flags, expected", [({"avx512f", "avx512_bf16"}, "bfloat16"), ({"amx_bf16"}, "bfloat16"),
+                                             ({"avx512f", "avx2"}, "float32"), (set(), "float32")])
+def test_an_exports_auto_precision_follows_the_cpu(flags, expected):
+    chosen, why = precision.resolve_precision("auto", flags=flags, machine="x86_64")
+    assert chosen == expected and why.startswith("auto: ")
+    assert ("natively" in why) == (expected == "bfloat16")
+    assert precision.resolve_precision("auto", flags=flags, machine="aarch64")[0] == "float32"
+    for given in ("float32", "bfloat16"):
+        assert precision.resolve_precision(given, flags=flags) == (given, "")
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, auto"):
+        precision.resolve_precision("float16")

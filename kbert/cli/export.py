@@ -20,7 +20,8 @@ class ExportSettings:
         quantize: str. TFLite weights: "none", "dynamic" or "float16".
         sequence_length: int or None. Longest packed input (None: the training sequence length).
         force: bool. Replace OUT if it exists.
-        precision: str. What the SavedModel's encoder computes in: "float32" or "bfloat16".
+        precision: str. What the SavedModel's encoder computes in: "float32", "bfloat16", or "auto" (bfloat16
+            where this CPU has native bfloat16).
 
     Example:
         >>> ExportSettings("model", out="export/models/sst2/1").quantize
@@ -42,7 +43,8 @@ class ExportSettings:
     precision: str = dataclasses.field(default="float32", metadata={
         "choices": PRECISIONS,
         "help": "what the SavedModel's encoder computes in: bfloat16 runs the products on AMX or AVX512-BF16 "
-                "(a warning says when this CPU has neither); model.tflite stays float32 (default: float32)"})
+                "(a warning says when this CPU has neither); auto picks bfloat16 where this CPU has either, "
+                "float32 elsewhere; model.tflite stays float32 (default: float32)"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,11 +62,13 @@ def run(args: argparse.Namespace) -> int:
     """Writes the export; prints where."""
     import kbert.file_io as file_io
     from kbert.export import export
+    from kbert.precision import resolve_precision
 
     settings = ExportSettings(**collect(args, ExportSettings))
+    precision, why = resolve_precision(settings.precision)
     out = export(settings.model_dir, settings.out, tflite=settings.tflite, quantize=settings.quantize,
-                 sequence_length=settings.sequence_length, force=settings.force, precision=settings.precision)
-    print(f"SavedModel ({settings.precision}) written to {out}")
+                 sequence_length=settings.sequence_length, force=settings.force, precision=precision)
+    print(f"SavedModel ({precision}{'; ' + why if why else ''}) written to {out}")
     if settings.tflite:
         print(f"TFLite (float32) written to {file_io.join(out, 'model.tflite')}")
     return 0

@@ -10,9 +10,9 @@ The same functions as the one-process path run inside the pipeline, and the outp
    at byte offsets and knows neither);
 2. the rows of each id meet in one group; the first in input order (file, row) is kept, the others
    counted as `duplicate_id`;
-3. kept rows are grouped into the one-process path's batches (file, row // batch_size), sorted by row,
-   and each batch goes whole through Beam's `RunInference` with `ExportModelHandler` (the SavedModel
-   loaded once per worker process);
+3. kept rows are grouped into the one-process path's windows (`window_key`: file, row // (sort_window *
+   batch_size)), each cut into its batches longest first (`window_batches`), and each batch goes whole
+   through Beam's `RunInference` with `ExportModelHandler` (the SavedModel loaded once per worker process);
 4. vectors go to their shard by a hash of their id, every shard is written sorted by id (empty ones
    too), then `manifest.json` with the counts and the first few problems of each kind.
 
@@ -33,8 +33,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kbert.embeddings.corpus_rows import Row, read_rows
-from kbert.embeddings.embed import (EXAMPLES_KEPT, batch_key, check_not_empty, duplicate, manifest_fields,
-                                    prepare_output)
+from kbert.embeddings.embed import (EXAMPLES_KEPT, check_not_empty, duplicate, manifest_fields, prepare_output,
+                                    window_batches, window_key)
 from kbert.embeddings.embed_config import EmbedConfig, inputs_of
 from kbert.embeddings.embedding_files import (MANIFEST_FILE, read_manifest, require_pyarrow, shard_of, write_manifest,
                                               write_shard)
@@ -77,7 +77,7 @@ def build_pipeline(pipeline, config: EmbedConfig, files: Sequence[str]) -> None:
 
     from kbert.embeddings.model_handler import ExportModelHandler
 
-    size, num_shards = config.batch_size, config.num_shards
+    num_shards = config.num_shards
     rows = (pipeline
             | "Files" >> beam.Create(list(enumerate(files)))
             | "SpreadFiles" >> beam.Reshuffle()
@@ -90,9 +90,9 @@ def build_pipeline(pipeline, config: EmbedConfig, files: Sequence[str]) -> None:
                     | "SplitDuplicates" >> beam.Partition(lambda row, _: 0 if row.problem is None else 1, 2))
     handler = ExportModelHandler(config.model, config.output_name, config.signature).with_no_batching()
     vectors = (first
-               | "ByBatch" >> beam.Map(lambda row: (batch_key(row, size), row))
-               | "GroupBatches" >> beam.GroupByKey()
-               | "SortBatch" >> beam.MapTuple(lambda _, batch: sorted(batch, key=lambda row: row.row_index))
+               | "ByWindow" >> beam.Map(lambda row: (window_key(row, config), row))
+               | "GroupWindows" >> beam.GroupByKey()
+               | "Batches" >> beam.FlatMapTuple(lambda _, rows: window_batches(list(rows), config))
                | "Embed" >> RunInference(handler))
     dimension = (vectors
                  | "Lengths" >> beam.Map(lambda pair: int(pair[1].shape[0]))

@@ -1,11 +1,11 @@
 """`embed_corpus`: every row of a corpus to a vector, in one process (`kbert embed`).
 
     files (sorted within each glob) -> rows (`read_rows`) -> skip and count bad rows, keep the first row
-    of each id -> batches of consecutive rows -> the export's signature -> Parquet shards + manifest.json
+    of each id -> windows of `sort_window` batches' worth of rows, each cut into batches longest first
+    -> the export's signature -> Parquet shards + manifest.json
 
 The output (`kbert.embeddings.embedding_files`) is the same as `embed_corpus_beam`'s: the same batches
-(rows `[k * batch_size, (k + 1) * batch_size)` of a file, less the skipped ones) go through the same
-export, and the shards are laid out by id alone. Batches run `workers` at a time on threads (TensorFlow
+(`window_key` and `window_batches`) go through the same export, and the shards are laid out by id alone. Batches run `workers` at a time on threads (TensorFlow
 releases Python's lock), as `kbert predict` runs them. The vectors are held in memory until the shards
 are written (N x H x 4 bytes: 1.5 GB for a million 384-d rows); a corpus larger than one machine runs
 with `--beam` on a distributed runner.
@@ -24,13 +24,22 @@ import kbert.file_io as file_io
 from kbert.embeddings.corpus_rows import PROBLEMS, Row, read_rows
 from kbert.embeddings.embed_config import EmbedConfig, inputs_of
 from kbert.embeddings.embedding_files import require_pyarrow, shard_of, write_manifest, write_shard
+from kbert.length_batches import longest_first
 
 EXAMPLES_KEPT = 5  # messages kept per problem, the first in input order
 
 
-def batch_key(row: Row, batch_size: int) -> tuple[int, int]:
-    """The batch a row runs in: (file, row // batch_size), whichever runner forms the batches."""
-    return row.file_index, row.row_index // batch_size
+def window_key(row: Row, config: EmbedConfig) -> tuple[int, int]:
+    """The window of rows whose batches a row runs in: (file, row // (sort_window * batch_size)), whichever
+    runner forms the batches."""
+    return row.file_index, row.row_index // (config.sort_window * config.batch_size)
+
+
+def window_batches(rows: Sequence[Row], config: EmbedConfig) -> list[list[Row]]:
+    """The batches of one window's rows (any order in): longest text first, ties in input order."""
+    rows = sorted(rows, key=lambda row: row.row_index)
+    return [[rows[i] for i in batch]
+            for batch in longest_first([len(row.text) for row in rows], config.batch_size, config.sort_window)]
 
 
 def duplicate(row: Row, first_where: str) -> Row:
@@ -108,7 +117,7 @@ def embed_corpus(config: EmbedConfig) -> dict[str, Any]:
     def batches() -> Iterator[list[Row]]:
         nonlocal rows_read
         for file_index, path in enumerate(files):
-            batch: list[Row] = []
+            window: list[Row] = []
             for row in read_rows(path, file_index, config.text_column, config.id_column, config.file_format):
                 rows_read += 1
                 if row.problem is None and row.id in seen:
@@ -119,12 +128,11 @@ def embed_corpus(config: EmbedConfig) -> dict[str, Any]:
                         examples[row.problem].append(row.message)
                     continue
                 seen[row.id] = row.where
-                if batch and batch_key(batch[0], config.batch_size) != batch_key(row, config.batch_size):
-                    yield batch
-                    batch = []
-                batch.append(row)
-            if batch:
-                yield batch
+                if window and window_key(window[0], config) != window_key(row, config):
+                    yield from window_batches(window, config)
+                    window = []
+                window.append(row)
+            yield from window_batches(window, config)
 
     workers = config.workers or cores()
     pairs: list[tuple[str, np.ndarray]] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from kbert.constants import GROUP_WINDOW
 from kbert.embeddings.corpus_rows import FILE_FORMATS
 
 
@@ -23,9 +24,11 @@ class EmbedConfig:
         id_column: str. The column holding each row's id (a string, or a JSON / Parquet integer).
         output_name: str. The signature output holding the vectors, `(batch, H)` floats.
         signature: str. The signature to call.
-        batch_size: int. Texts per call of the model: rows `[k * batch_size, (k + 1) * batch_size)` of a file
-            form batch k (fewer where rows are skipped), whatever runs them, so that the vectors do not
-            depend on the runner.
+        batch_size: int. Texts per call of the model.
+        sort_window: int. Batches sorted by length together: the rows `[k * W, (k + 1) * W)` of a file,
+            W = `sort_window * batch_size` (less the skipped ones), are cut into batches longest first
+            (`kbert.length_batches`), whatever runs them, so that the vectors do not depend on the runner;
+            1: consecutive rows, batch k holding rows `[k * batch_size, (k + 1) * batch_size)`.
         num_shards: int. Output shards; a row goes to the shard that a hash of its id picks.
         file_format: str or None. "jsonl", "csv", "tsv" or "parquet"; None: from each file's extension.
         workers: int or None. Batches run at once by the one-process path; None: one per CPU core.
@@ -51,7 +54,10 @@ class EmbedConfig:
         "help": "the signature's output holding the vectors (a bare encoder export: mean_embedding)"})
     signature: str = dataclasses.field(default="serving_default", metadata={"help": "signature to call"})
     batch_size: int = dataclasses.field(default=64, metadata={
-        "help": "texts per call: consecutive rows of one file, the same batches with or without --beam"})
+        "help": "texts per call: rows of one file, the same batches with or without --beam"})
+    sort_window: int = dataclasses.field(default=GROUP_WINDOW, metadata={
+        "help": "batches whose rows are sorted by length together, so that a batch pads little (1: "
+                f"consecutive rows; default: {GROUP_WINDOW})"})
     num_shards: int = dataclasses.field(default=4, metadata={
         "help": "output shards; each row goes to the shard a hash of its id picks"})
     file_format: str | None = dataclasses.field(default=None, metadata={
@@ -69,7 +75,7 @@ class EmbedConfig:
             raise ValueError("input is required: one or more globs of JSONL, CSV, TSV or Parquet files")
         if not self.out:
             raise ValueError("out is required: the output directory")
-        for name in ("batch_size", "num_shards"):
+        for name in ("batch_size", "num_shards", "sort_window"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.workers is not None and self.workers < 1:
@@ -82,7 +88,8 @@ class EmbedConfig:
     def settings(self) -> dict:
         """What `manifest.json` records of the run's settings."""
         return {"model": self.model, "signature": self.signature, "output_name": self.output_name,
-                "text_column": self.text_column, "id_column": self.id_column, "batch_size": self.batch_size}
+                "text_column": self.text_column, "id_column": self.id_column, "batch_size": self.batch_size,
+                "sort_window": self.sort_window}
 
 
 def inputs_of(config: EmbedConfig) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import keras
 
 from kbert.models.bert_encoder import BertEncoder
-from kbert.precision import check_precision, keras_policy
+from kbert.precision import keras_policy, resolve_precision
 
 
 def with_precision(model: keras.Model, precision: str) -> keras.Model:
@@ -35,7 +35,7 @@ def with_precision(model: keras.Model, precision: str) -> keras.Model:
     >>> with_precision(encoder, "bfloat16").embeddings.compute_dtype
     'bfloat16'
     """
-    policy = keras_policy(check_precision(precision))
+    policy = keras_policy(resolve_precision(precision)[0])
     encoder = model if isinstance(model, BertEncoder) else getattr(model, "encoder", None)
     if not isinstance(encoder, BertEncoder):
         raise TypeError(f"expected a BertEncoder or a kbert task model, got {type(model).__name__}")

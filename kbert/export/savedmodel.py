@@ -35,7 +35,7 @@ from kbert.export.export_config import CONFIG_FILE
 TOKENIZER_CONFIG = "tokenizer_config.json"  # written by every tokenizer's `save_vocabulary`
 from kbert.export.export_source import ExportSource, build_module, load_source
 from kbert.export.serving_module import ServingModule
-from kbert.precision import PrecisionWarning, bf16_warning, check_precision, check_quantize
+from kbert.precision import PrecisionWarning, bf16_warning, check_quantize, resolve_precision
 from kbert.tasks.base import Task
 
 WARMUP_FILE = "tf_serving_warmup_requests"
@@ -54,7 +54,8 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
         quantize: "none", "dynamic" (int8 weights) or "float16", for the TFLite file.
         sequence_length: overrides the packing length.
         force: replace an existing `out`.
-        precision: "float32" or "bfloat16": the SavedModel's encoder computes in this precision (Keras'
+        precision: "float32", "bfloat16" or "auto" (`kbert.precision.resolve_precision`: bfloat16 where this
+            CPU has native bfloat16): the SavedModel's encoder computes in this precision (Keras'
             mixed bfloat16 policy, `kbert.export.model_precision`); recorded as `precision` in
             `assets/kbert_export.json`. TFLite has no bfloat16 kernels, so `model.tflite` stays float32;
             a `PrecisionWarning` says so, and another says when this CPU lacks native bfloat16 (the
@@ -69,7 +70,7 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
             outputs need (`tflite_convert.refusal` says why); nothing is written.
     """
     check_quantize(quantize)
-    check_precision(precision)
+    precision, _ = resolve_precision(precision)
     if not isinstance(source, ExportSource):
         source = load_source(source, sequence_length)
     elif sequence_length:

@@ -7,6 +7,8 @@ import keras
 import keras_hub
 import tensorflow as tf
 
+from kbert.layers import token_packing
+
 
 def _dropout(x, rate: float, seed):
     """Inverted dropout whose mask comes from ThreeFry, a counter-based generator XLA runs fast on CPU
@@ -96,7 +98,12 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
             raise ValueError("BertTransformerBlock is BERT's post-LN block; normalize_first must be False")
         super().__init__(intermediate_dim, num_heads, **kwargs)
 
-    def call(self, inputs, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False):
+    def call(self, inputs, padding_mask=None, attention_mask=None, training=None, return_attention_scores=False,
+             positions=None):
+        if positions is not None:  # packed tokens (kbert.layers.token_packing): inference only
+            if training:
+                raise ValueError("BertTransformerBlock runs packed tokens at inference only")
+            return self._fused_call(inputs, padding_mask, training=False, compiled=False, positions=positions)
         # XLA compiles once per shape, so the compiled path needs a sequence length fixed when the step is
         # traced (pretraining's batches); with dynamic padding (fine-tuning) each new length would compile anew.
         fixed_length = inputs.shape[1] is not None
@@ -106,15 +113,19 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
                                 training=training, return_attention_scores=return_attention_scores)
         return self._fused_call(inputs, padding_mask, training=bool(training), compiled=fixed_length)
 
-    def _fused_call(self, inputs, padding_mask, training: bool, compiled: bool):
+    def _fused_call(self, inputs, padding_mask, training: bool, compiled: bool, positions=None):
         """The block as fused matmuls and float32 element-wise pieces, with dropout in training; LayerNorm runs
         as an XLA program when `compiled` (a length fixed at tracing), as plain TensorFlow ops otherwise.
-        Training is always compiled (`call` sends an open-length training step to keras-hub's `call`)."""
+        Training is always compiled (`call` sends an open-length training step to keras-hub's `call`).
+
+        With `positions` (`token_packing.token_positions(padding_mask)`), `inputs` are the real tokens alone,
+        (tokens, hidden): every product and element-wise piece runs on them, and attention, which needs the
+        grid, gets query, key and value scattered into it and gives its context back gathered."""
         attention = self._self_attention_layer
         rate = self.dropout if training else 0.0
         add_and_normalize = _add_and_normalize if compiled else _add_and_normalize.python_function
         dtype = inputs.dtype
-        batch, length, hidden = tf.shape(inputs)[0], tf.shape(inputs)[1], inputs.shape[-1]
+        batch, length, hidden = tf.shape(padding_mask)[0], tf.shape(padding_mask)[1], inputs.shape[-1]
         heads = self.num_heads
         head_dim = hidden // heads
         scale = head_dim**-0.5  # on the query's weights, before rounding: no pass over the activations
@@ -128,7 +139,8 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         def seed(dropout_layer):
             return dropout_layer.seed_generator.next() if rate > 0.0 else tf.zeros([2], tf.int64)
 
-        x = tf.reshape(inputs, [-1, hidden])  # (batch * seq, hidden)
+        packed = positions is not None
+        x = inputs if packed else tf.reshape(inputs, [-1, hidden])  # (tokens or batch * seq, hidden)
 
         # === Self-attention ===
         query_key_value = tf.matmul(x, tf.cast(tf.concat(
@@ -137,6 +149,8 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         bias = tf.concat([vector(attention._query_dense.bias) * scale, vector(attention._key_dense.bias),
                           vector(attention._value_dense.bias)], 0)
         query_key_value = tf.nn.bias_add(query_key_value, tf.cast(bias, dtype))
+        if packed:  # (batch * seq, 3 * hidden), zeros at padding, whose keys the mask hides
+            query_key_value = token_packing.unpack(query_key_value, positions, padding_mask)
         if training:
             # (3, batch, heads, seq, head_dim); unstack, whose gradient is a stack, not three zero-filled slices.
             query_key_value = tf.transpose(tf.reshape(query_key_value, [batch, length, 3, heads, head_dim]),
@@ -152,6 +166,8 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
             probabilities = tf.nn.softmax(scores + _padding_adder(padding_mask, dtype), axis=-1)
         context = tf.matmul(probabilities, value)  # (batch, heads, seq, head_dim)
         context = tf.reshape(tf.transpose(context, [0, 2, 1, 3]), [-1, hidden])
+        if packed:
+            context = tf.gather_nd(context, positions)  # (tokens, hidden)
         y = tf.matmul(context, tf.cast(matrix(attention._output_dense), dtype))
         norm = self._self_attention_layer_norm
         x = add_and_normalize(y, vector(attention._output_dense.bias), x, vector(norm.gamma), vector(norm.beta),
@@ -168,4 +184,4 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         norm = self._feedforward_layer_norm
         x = add_and_normalize(y, vector(output.bias), x, vector(norm.gamma), vector(norm.beta),
                               norm.epsilon, rate, seed(self._feedforward_dropout))
-        return tf.reshape(x, [batch, length, hidden])
+        return x if packed else tf.reshape(x, [batch, length, hidden])

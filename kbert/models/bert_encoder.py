@@ -6,8 +6,10 @@ import warnings
 from typing import Any
 
 import keras
+import tensorflow as tf
 
 from kbert.config import BertConfig
+from kbert.layers import token_packing
 from kbert.layers.activations import hidden_activation
 from kbert.layers.bert_embeddings import BertEmbeddings
 from kbert.layers.transformer_block import BertTransformerBlock
@@ -108,20 +110,35 @@ class BertEncoder(keras.Model):
                                          kernel_initializer=self._initializer(config), dtype=dtype, name="pooler")
 
         # === Functional model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
-        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
-        x = self._embed(token_ids, segment_ids)
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+                  for name in ("token_ids", "segment_ids", "padding_mask")}
+        super().__init__(inputs=inputs, outputs=self._forward(inputs), dtype=dtype, **kwargs)
+
+    def _forward(self, inputs: dict, training=None, unpadded: bool = False) -> dict:
+        """The encoder's function: the functional graph's (padded), and `call`'s at inference (`unpadded`:
+        the blocks run on the real tokens alone, packed once after the embeddings and unpacked once at the end,
+        with zeros at padded positions of `sequence_output`)."""
+        padding_mask = inputs["padding_mask"]
+        x = self._embed(inputs["token_ids"], inputs["segment_ids"], training=training)  # (batch, seq, hidden)
+        if unpadded:
+            positions = token_packing.token_positions(padding_mask)
+            x = token_packing.pack(x, positions)  # (tokens, hidden)
         for blocks in self.layer_blocks():
             for block in blocks:
-                x = block(x, padding_mask=padding_mask)
-        pooled = self.pooler(x[:, 0, :])
-        super().__init__(
-            inputs={"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
-            outputs={"sequence_output": x, "pooled_output": pooled},
-            dtype=dtype,
-            **kwargs,
-        )
+                x = block(x, padding_mask=padding_mask, training=training,
+                          **({"positions": positions} if unpadded else {}))
+        if unpadded:
+            x = tf.reshape(token_packing.unpack(x, positions, padding_mask),
+                           tf.concat([tf.shape(padding_mask), [x.shape[-1]]], 0))
+        return {"sequence_output": x, "pooled_output": self.pooler(x[:, 0, :])}
+
+    def call(self, inputs, training=None, mask=None):
+        """The functional graph in training and under XLA; at inference, the same function on real tokens
+        only (`kbert.layers.token_packing.unpads` decides)."""
+        if not token_packing.unpads(training):
+            return super().call(inputs, training=training, mask=mask)
+        inputs = {name: tf.cast(inputs[name], tf.int32) for name in ("token_ids", "segment_ids", "padding_mask")}
+        return self._forward(inputs, training=False, unpadded=True)
 
     def _make_layers(self, config: BertConfig, dtype) -> None:
         """BERT's layers before the pooler: `embeddings`, then `transformer_layers`, one block per hidden layer."""

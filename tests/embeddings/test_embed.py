@@ -113,3 +113,35 @@ def test_without_pyarrow_the_error_says_how_to_install_it(standin_export, ram_ro
     assert main(["embed", standin_export, "--input", f"{ram_root}/in/*", "--out", f"{ram_root}/out"]) == 2
     assert "pip install pyarrow" in capsys.readouterr().err
     assert not file_io.exists(f"{ram_root}/out")
+
+
+def test_batches_are_sorted_by_length_within_each_window(standin_export, ram_root, monkeypatch):
+    """Rows are cut into batches longest first within windows of `sort_window` batches (bounded memory), every
+    kept row once; `sort_window=1` keeps consecutive rows; the vectors are the same either way."""
+    from kbert.embeddings.embedder import Embedder
+
+    kept = write_corpus(ram_root)
+    seen: list[list[str]] = []
+    call = Embedder.__call__
+    monkeypatch.setattr(Embedder, "__call__", lambda self, texts: seen.append(list(texts)) or call(self, texts))
+    vectors, batches = {}, {}
+    for window in (1, 3):
+        seen.clear()
+        out = f"{ram_root}/w{window}"
+        manifest = embed_corpus(EmbedConfig(model=standin_export, input=[f"{ram_root}/in/a.jsonl"], out=out,
+                                            batch_size=4, sort_window=window, workers=1))
+        assert manifest["sort_window"] == window
+        batches[window] = [list(batch) for batch in seen]
+        ids, found = kbert.load_embeddings(out)
+        vectors[window] = dict(zip(ids, found))
+    texts = [t for i, t in kept.items() if i.startswith("j")]
+    assert [t for batch in batches[1] for t in batch] == texts  # consecutive rows, in input order
+    assert sorted(t for batch in batches[3] for t in batch) == sorted(texts)
+    # Rows of one window of 12 (less the skipped ones) go longest first; the next window starts over.
+    first_window = [t for batch in batches[3][:2] for t in batch]
+    assert [len(t) for t in first_window] == sorted((len(t) for t in first_window), reverse=True)
+    padding = {w: sum(max(map(len, b)) * len(b) - sum(map(len, b)) for b in batches[w]) for w in batches}
+    assert padding[3] < padding[1] / 2
+    assert vectors[1].keys() == vectors[3].keys()
+    for key, vector in vectors[1].items():
+        np.testing.assert_allclose(vectors[3][key], vector, atol=1e-6)

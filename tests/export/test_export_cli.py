@@ -115,3 +115,14 @@ def test_cli_bfloat16_export_and_predict_say_their_precision(model_dir, tmp_path
     with pytest.raises(SystemExit):  # argparse names the choices
         main(["export", str(model_dir), "--out", str(tmp_path / "x"), "--precision", "float16"])
     assert "choose from 'float32', 'bfloat16'" in capsys.readouterr().err
+
+
+def test_cli_export_precision_auto_follows_this_cpu(model_dir, tmp_path, capsys):
+    from kbert.precision import has_native_bf16
+
+    out = tmp_path / "auto" / "1"
+    assert main(["export", str(model_dir), "--out", str(out), "--precision", "auto"]) == 0
+    expected = "bfloat16" if has_native_bf16() else "float32"
+    printed = capsys.readouterr().out
+    assert f"SavedModel ({expected}; auto: this CPU" in printed
+    assert json.loads((out / "assets" / "kbert_export.json").read_text())["precision"] == expected
