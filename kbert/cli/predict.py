@@ -8,7 +8,8 @@ one-input signature takes texts as before, and a signature of several inputs tak
 `--input`.
 
 A SavedModel answers in batches of `--batch-size`, one batch per CPU core at a time (at least one batch per
-core where there are texts enough). As a command of its own, `kbert predict` also runs each product on one
+core where there are texts enough), each of rows of similar length (`kbert.length_batches`: a batch pads
+little), printed in the input's order. As a command of its own, `kbert predict` also runs each product on one
 thread and lets oneDNN lay out the export's weights once (`kbert.export.serving_threads`); called inside a
 Python process (`main([...])`), it leaves that process's threads and environment as they are.
 """
@@ -26,6 +27,7 @@ import numpy as np
 
 from kbert.cli.flags import add_dataclass_flags, collect
 from kbert.cli.main import UsageError
+from kbert.length_batches import longest_first
 
 
 @dataclasses.dataclass
@@ -212,12 +214,18 @@ def run(args: argparse.Namespace) -> int:
         trims = output_trims(config, signature, list(fn.structured_outputs))
         rows = read_inputs(settings, names)
 
+        # Rows of similar length run together (longest first within windows of batches); answers in input order.
+        order = [i for batch in longest_first([sum(len(row[n]) for n in names) for row in rows], settings.batch_size)
+                 for i in batch]
+
         def answer(part: range) -> list[dict[str, Any]]:
-            outputs = fn(**{n: tf.constant([rows[i][n] for i in part], tf.string) for n in names})
+            outputs = fn(**{n: tf.constant([rows[order[i]][n] for i in part], tf.string) for n in names})
             return list(rows_of({k: v.numpy() for k, v in outputs.items()}, len(part), trims))
 
         parts = serving_threads.batches(len(rows), settings.batch_size, workers)
-        answers = [row for part in serving_threads.run_in_flight(answer, parts, workers) for row in part]
+        answers = [{}] * len(rows)
+        for position, row in enumerate(r for part in serving_threads.run_in_flight(answer, parts, workers) for r in part):
+            answers[order[position]] = row
     for row in answers:
         print(json.dumps(row, ensure_ascii=False, sort_keys=True))
     return 0

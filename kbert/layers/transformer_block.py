@@ -79,13 +79,19 @@ class BertTransformerBlock(keras_hub.layers.TransformerEncoder):
         layer_norm_epsilon: float. LayerNorm epsilon.
         **kwargs: the rest of keras-hub's `TransformerEncoder` arguments (initializers, name, dtype).
 
+    At inference the encoder hands the block its real tokens alone (`positions`, `kbert.layers.token_packing`):
+    the products and element-wise pieces run on (tokens, hidden), and attention gets the (batch, seq) grid by a
+    scatter of query, key and value and gives its context back by a gather.
+
     Call arguments:
-        inputs: float tensor (batch, seq, hidden).
+        inputs: float tensor (batch, seq, hidden), or (tokens, hidden) with `positions`.
         padding_mask: int or bool tensor (batch, seq), 1 for real tokens.
         training: bool.
+        positions: optional int64 tensor (tokens, 1), `token_packing.token_positions(padding_mask)`: `inputs`
+            are the real tokens alone, row after row (inference only).
 
     Returns:
-        Float tensor (batch, seq, hidden).
+        Float tensor shaped as `inputs`.
 
     Example:
     >>> block = BertTransformerBlock(intermediate_dim=16, num_heads=2)

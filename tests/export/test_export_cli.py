@@ -126,3 +126,19 @@ def test_cli_export_precision_auto_follows_this_cpu(model_dir, tmp_path, capsys)
     printed = capsys.readouterr().out
     assert f"SavedModel ({expected}; auto: this CPU" in printed
     assert json.loads((out / "assets" / "kbert_export.json").read_text())["precision"] == expected
+
+
+def test_cli_predict_sorts_batches_by_length_and_answers_in_input_order(model_dir, tmp_path, capsys):
+    import tensorflow as tf
+
+    out = tmp_path / "sorted" / "1"
+    assert main(["export", str(model_dir), "--out", str(out)]) == 0
+    texts = ["a", "the cat sat on the mat the dog ran", "dog", "the good cat sat", "", "the mat"]
+    capsys.readouterr()
+    assert main(["predict", str(out), *texts, "--batch-size", "2", "--workers", "1"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    serve = tf.saved_model.load(str(out)).signatures["serving_default"]
+    alone = [serve(text=tf.constant([text]))["probabilities"].numpy()[0] for text in texts]
+    assert len(lines) == len(texts)
+    for line, expected in zip(lines, alone):
+        np.testing.assert_allclose(line["probabilities"], expected, atol=1e-5)
