@@ -85,7 +85,8 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
 
         @tf.function(input_signature=[STRING, STRING])
         def answer(question, context):
-            x = inputs.pack_with_offsets(question, context)
+            # The question cut to max_query_length pieces, as evaluation's windows cut it.
+            x = inputs.pack_with_offsets(question, context, max_first_length=self.max_query_length)
             y = inputs.run_model(x)
             allowed = answer_positions(tf.equal(x["text_index"], 1) & tf.cast(x["padding_mask"], tf.bool),
                                        x["start_offsets"], x["end_offsets"])
@@ -101,8 +102,9 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
                 out["answer"] = substrings(context, start_char[:, tf.newaxis], end_char[:, tf.newaxis])[:, 0]
             return out
 
-        preprocess = tf.function(lambda question, context: inputs.pack(question, context),
-                                 input_signature=[STRING] * 2)
+        preprocess = tf.function(
+            lambda question, context: inputs.pack(question, context, max_first_length=self.max_query_length),
+            input_signature=[STRING] * 2)
         return {"preprocess": preprocess, "serving_default": answer}
 
 
