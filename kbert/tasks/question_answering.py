@@ -19,7 +19,7 @@ from kbert.tasks.readers.sources import parse_source, require_file, split_of
 from kbert.tasks.readers.squad_json import keep_matching_answers, read_squad_json
 from kbert.tasks.readers.tfds_source import LengthCheck, as_text, load_tfds
 from kbert.tasks.serving import STRING, ServingInputs, substrings
-from kbert.tasks.span_decoding import best_spans, decode_answers
+from kbert.tasks.span_decoding import answer_positions, best_spans, decode_answers
 from kbert.text import BertPreprocessor
 
 
@@ -85,11 +85,11 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
 
         @tf.function(input_signature=[STRING, STRING])
         def answer(question, context):
-            x = inputs.pack_with_offsets(question, context)
+            # The question cut to max_query_length pieces, as evaluation's windows cut it.
+            x = inputs.pack_with_offsets(question, context, max_first_length=self.max_query_length)
             y = inputs.run_model(x)
-            # Any context piece may start or end an answer; [SEP] and padding have empty offsets.
-            allowed = (tf.equal(x["text_index"], 1) & tf.cast(x["padding_mask"], tf.bool)
-                       & (x["end_offsets"] > x["start_offsets"]))
+            allowed = answer_positions(tf.equal(x["text_index"], 1) & tf.cast(x["padding_mask"], tf.bool),
+                                       x["start_offsets"], x["end_offsets"])
             span = best_spans(y["start_logits"], y["end_logits"], allowed, self.max_answer_length)
             found = span["start_token"] >= 0
             start_char = tf.where(found, tf.gather(x["start_offsets"], tf.maximum(span["start_token"], 0),
@@ -102,8 +102,9 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
                 out["answer"] = substrings(context, start_char[:, tf.newaxis], end_char[:, tf.newaxis])[:, 0]
             return out
 
-        preprocess = tf.function(lambda question, context: inputs.pack(question, context),
-                                 input_signature=[STRING] * 2)
+        preprocess = tf.function(
+            lambda question, context: inputs.pack(question, context, max_first_length=self.max_query_length),
+            input_signature=[STRING] * 2)
         return {"preprocess": preprocess, "serving_default": answer}
 
 

@@ -51,12 +51,13 @@ class ServingInputs:
 
         self._run = run
 
-    def pack(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
-        """`token_ids`, `segment_ids`, `padding_mask` (int32, trimmed to the longest row) of 1-2 segments."""
-        out = self.packer.pack(*[self.token_ids(t) for t in texts])
+    def pack(self, *texts: tf.Tensor, max_first_length: int | None = None) -> dict[str, tf.Tensor]:
+        """`token_ids`, `segment_ids`, `padding_mask` (int32, trimmed to the longest row) of 1-2 segments; a
+        pair's first text keeps at most `max_first_length` pieces when it is given (`BertPreprocessor.pack`)."""
+        out = self.packer.pack(*[self.token_ids(t) for t in texts], max_first_length=max_first_length)
         return _trim_to_longest({k: tf.cast(v, tf.int32) for k, v in out.items()})
 
-    def pack_with_offsets(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
+    def pack_with_offsets(self, *texts: tf.Tensor, max_first_length: int | None = None) -> dict[str, tf.Tensor]:
         """As `pack`, plus per position: `start_offsets` / `end_offsets` of every piece in its text (empty off
         text), `text_index` (which text the piece came from: 0 or 1, -1 on special tokens and padding, whatever
         the tokenizer's segment ids are) and `word_ids` (the piece's word in its text as the tokenizer splits
@@ -65,7 +66,8 @@ class ServingInputs:
         aligned = {"start_offsets": list(starts), "end_offsets": list(ends),
                    "text_index": [tf.zeros_like(row) + i for i, row in enumerate(ids)],
                    "word_ids": [self.tokenizer.word_ids(row) for row in ids]}
-        out = self.packer.pack(*ids, aligned=aligned, fill={"text_index": -1, "word_ids": -1})
+        out = self.packer.pack(*ids, aligned=aligned, fill={"text_index": -1, "word_ids": -1},
+                               max_first_length=max_first_length)
         return _trim_to_longest({k: tf.cast(v, tf.int32) for k, v in out.items()})
 
     def run_model(self, x: dict[str, tf.Tensor]) -> Any:

@@ -4,7 +4,8 @@
 it on its one window, and `decode_answers` calls it on every window of every question and keeps the best
 window, as google-research/bert `run_squad.py` (`write_predictions`) does: the span score is the start
 plus end logit, answers start only on tokens that have their maximum context in the window, are at most
-`max_answer_length` tokens long, and SQuAD 2.0's null score is compared against a threshold. The search
+`max_answer_length` tokens long, start and end on pieces that hold characters of the context
+(`answer_positions`), and SQuAD 2.0's null score is compared against a threshold. The search
 is exhaustive over allowed (start, end) pairs rather than over run_squad's 20 best starts and ends, so it
 never misses a higher-scoring span. The text is cut by character offsets, keeping the context's spelling.
 """
@@ -18,6 +19,27 @@ import tensorflow as tf
 
 from kbert.tasks.example import Example
 from kbert.tasks.qa_features import QAFeatures
+
+
+def answer_positions(in_context: Any, starts: Any, ends: Any) -> Any:
+    """Where an answer may start and end: the context's pieces that span characters of it.
+
+    A piece with an empty span (a byte-level piece of white space alone, "Ġ" before "!": its offsets are
+    empty, as HF's) neither starts nor ends an answer. Ending there would end the answer on the white space
+    before the next piece ("ran " for "ran"); an answer of it alone would be "".
+
+    Args:
+        in_context: `(batch, length)` bool. The context's pieces.
+        starts, ends: `(batch, length)` int. Each piece's character span (end exclusive).
+
+    Returns:
+        `(batch, length)` bool, numpy or TF as the arguments are.
+
+    Example:
+    >>> answer_positions(np.array([[False, True, True]]), np.array([[0, 4, 4]]), np.array([[0, 4, 5]])).tolist()
+    [[False, False, True]]
+    """
+    return in_context & (ends > starts)
 
 
 def best_spans(start_logits: tf.Tensor, end_logits: tf.Tensor, allowed: tf.Tensor, max_answer_tokens: int,
@@ -102,7 +124,7 @@ def decode_answers(
     if start_logits.shape != features.token_ids.shape or end_logits.shape != features.token_ids.shape:
         raise ValueError(f"logits of shape {start_logits.shape}/{end_logits.shape} do not match the "
                          f"{features.token_ids.shape} windows")
-    in_context = features.char_starts >= 0
+    in_context = answer_positions(features.char_starts >= 0, features.char_starts, features.char_ends)
     found = {k: [] for k in ("start_token", "end_token", "logit_score", "null_logit_score")}
     for i in range(0, len(features), batch_size):
         window = slice(i, i + batch_size)

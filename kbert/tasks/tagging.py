@@ -118,9 +118,11 @@ class TaggingTask(TaggingSettings, Task):
             logits = inputs.run_model(x)
             in_text = tf.equal(x["text_index"], 0)
             blank = x["end_offsets"] <= x["start_offsets"]  # [CLS], [SEP], padding, white space alone ("Ġ")
-            first = word_starts(x["word_ids"], in_text)
             # A word-start piece of white space alone ("Ġ" before "U.S.") starts the word that follows it: the
-            # label sits there, as training puts it on a word's first piece.
+            # label sits there, as training puts it on a word's first piece. White space that no piece of the
+            # text follows (at its end) starts no word.
+            followed = tf.pad((in_text & ~blank)[:, 1:], [[0, 0], [0, 1]])
+            first = word_starts(x["word_ids"], in_text) & (~blank | followed)
             first &= ~tf.pad((first & blank)[:, :-1], [[0, 0], [1, 0]])
             inside = (in_text & ~blank) | first
             label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)

@@ -161,7 +161,8 @@ class BertPreprocessor(keras.layers.Layer):
         out = self.pack(*ids, aligned=aligned, fill={"word_ids": -1})
         return {k: v[0] for k, v in out.items()} if scalar else out
 
-    def pack(self, ids_a, ids_b=None, aligned: dict | None = None, fill: dict | None = None) -> dict:
+    def pack(self, ids_a, ids_b=None, aligned: dict | None = None, fill: dict | None = None,
+             max_first_length: int | None = None) -> dict:
         """Packs already-tokenized ids: `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`, trimmed and padded.
 
         Args:
@@ -170,6 +171,8 @@ class BertPreprocessor(keras.layers.Layer):
             aligned: optional `{name: [ragged_a, ragged_b]}` of values aligned with the ids (offsets,
                 word ids, labels); each is trimmed and placed like its token and returned under `name`.
             fill: value of each aligned feature at special and padding positions (default 0).
+            max_first_length: optional int. A pair's first segment keeps at most this many ids before the
+                truncation shares out the rest (a question, cut as `build_qa_features` cuts it).
 
         Returns:
             dict with "token_ids", "segment_ids", "padding_mask" (and the aligned names), `[batch, L]`.
@@ -181,6 +184,11 @@ class BertPreprocessor(keras.layers.Layer):
         if budget < 0:
             raise ValueError(f"sequence_length {self.sequence_length} leaves no room for a pair's special tokens")
         lengths = [tf.cast(s.row_lengths(), tf.int32) for s in segments]
+        if max_first_length is not None:
+            if ids_b is None or max_first_length < 0:
+                raise ValueError(f"max_first_length ({max_first_length}) cuts the first segment of a pair: "
+                                 "give two segments and a length >= 0")
+            lengths[0] = tf.minimum(lengths[0], max_first_length)
         keep = trim_lengths(lengths, budget, self.truncate)
         total = sum(keep) + self.sequence_length - budget  # (batch,): the ids plus the special tokens
         length = self.sequence_length if self.padding == "fixed" else tf.reduce_max(total)

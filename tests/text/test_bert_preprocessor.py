@@ -88,6 +88,22 @@ def test_pack_and_offsets(tok):
     assert out["word_ids"].numpy().tolist() == [[-1, 0, 1, 1, -1, 0, 1, -1, -1]]
 
 
+
+def test_max_first_length_cuts_a_pairs_first_segment(tok):
+    """As QA windows cut a question: the first segment keeps at most that many ids, the second gets the room."""
+    pre = BertPreprocessor(tok, sequence_length=9, truncate="waterfall")
+    question = tf.ragged.constant([[5, 6, 7, 8, 9], [10]], dtype=tf.int32)
+    context = tf.ragged.constant([[14, 15, 10, 11], [6, 7]], dtype=tf.int32)
+    assert pre.pack(question, context)["token_ids"].numpy().tolist() == [
+        [2, 5, 6, 7, 8, 9, 3, 14, 3], [2, 10, 3, 6, 7, 3, 0, 0, 0]]
+    cut = pre.pack(question, context, max_first_length=2)
+    assert cut["token_ids"].numpy().tolist() == [[2, 5, 6, 3, 14, 15, 10, 11, 3], [2, 10, 3, 6, 7, 3, 0, 0, 0]]
+    assert cut["segment_ids"].numpy().tolist() == [[0, 0, 0, 0, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 0, 0, 0]]
+    with pytest.raises(ValueError, match="first segment of a pair"):
+        pre.pack(question, max_first_length=2)
+    with pytest.raises(ValueError, match="first segment of a pair"):
+        pre.pack(question, context, max_first_length=-1)
+
 def test_bad_arguments(tok):
     with pytest.raises(ValueError, match="truncate"):
         BertPreprocessor(tok, truncate="longest")
