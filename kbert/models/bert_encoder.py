@@ -26,6 +26,10 @@ class BertEncoder(keras.Model):
       -> sequence_output (batch, seq, hidden)
       -> pooled_output = tanh(Dense(sequence_output[:, 0]))   # the [CLS] vector, for sentence tasks
 
+    At inference (outside XLA) the blocks run on the real tokens alone: packed into one (tokens, hidden) matrix
+    after the embeddings and unpacked at the end, zeros at padded positions of `sequence_output`
+    (`kbert.layers.token_packing`); training and XLA run the padded batch.
+
     The transformer block is keras-hub's `TransformerEncoder` with `normalize_first=False` (post-LN),
     which is exactly BERT's block, as `BertTransformerBlock` (`kbert/layers/transformer_block.py`): the
     same weights, with a faster training step. Constructor arguments are Google's `bert_config.json`
