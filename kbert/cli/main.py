@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "embed": ("kbert.cli.embed", "Embed every row of a corpus with an export, into Parquet shards (or with Beam)."),
     "index": ("kbert.cli.index", "Build a semantic-search SavedModel from embeddings and their export."),
     "convert": ("kbert.cli.convert", "Convert a checkpoint (HF, Google TF1, kbert) to kbert or HF layout."),
+    "download": ("kbert.cli.download", "Write a model's files (a Hugging Face Hub name) as a directory to carry "
+                                       "offline."),
 }
 
 
