@@ -105,7 +105,8 @@ def resolve_source(name: PathLike) -> ModelSource:
         path = fspath(name)
         recorded = join(path, SOURCE_FILE)
         if files.isfile(recorded):
-            return ModelSource(**{**files.read_json(recorded), "name": path, "path": path})
+            fields = {f.name for f in dataclasses.fields(ModelSource)} - {"name", "path"}
+            return ModelSource(path, path, **{k: v for k, v in files.read_json(recorded).items() if k in fields})
         return ModelSource(path, path)
     source = _fetch(*hub)
     return dataclasses.replace(source, name=fspath(name))
