@@ -13,7 +13,7 @@ class ConvertSettings:
     """The settings of `kbert convert`, one flag each.
 
     Args:
-        source: str. A checkpoint directory: Hugging Face, Google TF1 (BERT or ALBERT) or kbert.
+        source: str. A checkpoint directory: Hugging Face, Google TF1 (BERT or ALBERT) or kbert; or a model name.
         out: str. The directory to write.
         format: str. The layout to write: "kbert", "hf" or "google" (BERT and ALBERT).
 
@@ -23,7 +23,8 @@ class ConvertSettings:
     """
 
     source: str = dataclasses.field(metadata={
-        "positional": True, "help": "a checkpoint directory: Hugging Face, Google TF1 or kbert"})
+        "positional": True, "help": "a checkpoint directory (Hugging Face, Google TF1 or kbert) or a model name: hf://ORG/NAME[@REVISION], "
+                "or ORG/NAME when no such directory exists"})
     out: str = dataclasses.field(metadata={"help": "directory to write"})
     format: str = dataclasses.field(default="kbert", metadata={
         "choices": ("kbert", "hf", "google"), "help": "layout to write (default: kbert)"})
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from kbert.convert import checkpoints
 
     settings = ConvertSettings(**collect(args, ConvertSettings))
-    source, out = settings.source, settings.out
+    source, out = file_io.resolve_model(settings.source), settings.out
     _, tensors = checkpoints.read_checkpoint(source)
     encoder = checkpoints.load_pretrained(source)  # validates every tensor against the config
     heads = checkpoints.read_pretraining_heads(source)

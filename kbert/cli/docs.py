@@ -12,6 +12,23 @@ import os
 from kbert.cli.main import COMMANDS
 
 
+MODEL_NAMES = [
+    "## Model names", "",
+    "Every argument that takes a checkpoint or model (`kbert finetune --init`, `--preset`, `kbert pretrain --init`, "
+    "`kbert export SRC`, `kbert convert SRC`, `kbert download NAME`, and `kbert.load_pretrained`, `load_tokenizer`, "
+    "`load_sentence_encoder`, `load_pretrainer` in Python) takes any of:", "",
+    "| form | read from |", "| --- | --- |",
+    "| `/path/dir`, `gs://bucket/dir`, `ram://dir` | the directory, as it is |",
+    "| `hf://ORG/NAME`, `hf://ORG/NAME@REVISION` | the Hugging Face Hub, through its cache |",
+    "| `ORG/NAME[@REVISION]`, `NAME` | the Hub, when no local file or directory has that name |", "",
+    "Hub names need `pip install \"kbert[hub]\"`. Only the files kbert reads are fetched (config, weights, "
+    "tokenizer, sentence-transformers modules) into the Hugging Face cache (`HF_HOME`, `HF_HUB_CACHE`); "
+    "`HF_ENDPOINT`, `HF_TOKEN` and `HF_HUB_OFFLINE=1` (the cache only) apply. `kbert finetune` records the "
+    "repository and commit in `OUT/init.json`. For a machine without network, run `kbert download NAME --out DIR` "
+    "where there is one and pass DIR.",
+]
+
+
 def command_parser(name: str) -> argparse.ArgumentParser:
     """The parser of `kbert NAME`, as `kbert.cli.main` builds it."""
     module_name, help_text = COMMANDS[name]
@@ -38,7 +55,8 @@ def subcommand_helps(name: str) -> dict[str, str]:
 def render() -> str:
     """The whole reference, in Markdown."""
     parts = ["# kbert command-line reference", "",
-             "Generated from each command's `--help` by `python -m kbert.cli.docs > docs/cli.md`.", ""]
+             "Generated from each command's `--help` by `python -m kbert.cli.docs > docs/cli.md`.", "",
+             *MODEL_NAMES, ""]
     for name, (_, help_text) in COMMANDS.items():
         parts += [f"## kbert {name}", "", help_text, "", "```", command_help(name).rstrip(), "```", ""]
         for sub, text in subcommand_helps(name).items():

@@ -14,7 +14,7 @@ class ExportSettings:
     """The settings of `kbert export`, one flag each.
 
     Args:
-        model_dir: str. A kbert model directory (task.json) or an encoder checkpoint.
+        model_dir: str. A kbert model directory (task.json), an encoder checkpoint or a model name.
         out: str. The export directory to create.
         tflite: bool. Also write OUT/model.tflite.
         quantize: str. TFLite weights: "none", "dynamic" or "float16".
@@ -30,7 +30,8 @@ class ExportSettings:
 
     model_dir: str = dataclasses.field(metadata={
         "positional": True,
-        "help": "kbert model directory (task.json) or an encoder checkpoint (kbert, HF, Google)"})
+        "help": "kbert model directory (task.json), an encoder checkpoint (kbert, HF, Google), a sentence-transformers "
+                "directory, or a model name: hf://ORG/NAME[@REVISION], or ORG/NAME when no such directory exists"})
     out: str = dataclasses.field(metadata={"help": "export directory to create"})
     tflite: bool = dataclasses.field(default=False, metadata={
         "switch": True, "help": "also write OUT/model.tflite (LiteRT)"})

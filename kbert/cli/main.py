@@ -5,7 +5,11 @@ Each subcommand lives in its own module under `kbert/cli/`, with `add_arguments(
 Errors are printed here, the same way for every command: a user's mistake (a `UsageError`, or a
 ValueError / OSError from the library: a bad row, a missing file, an unknown label) prints
 `kbert COMMAND: error: MESSAGE` on stderr and exits non-zero, without a traceback (set
-`KBERT_TRACEBACK=1` to see one).
+`KBERT_TRACEBACK=1` to see one). The console script keeps TensorFlow's native log lines (`I0000 ...`,
+`E0000 ... failed call to cuInit`) off stderr (`kbert.cli.native_logs`; set `KBERT_TF_LOGS=1` to see them).
+
+A checkpoint or model argument may be a directory at any path or a model name: `hf://ORG/NAME[@REVISION]`,
+or `ORG/NAME` when no such local path exists (the Hugging Face Hub, `kbert.file_io.model_source`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import importlib
 import logging
 import os
 import sys
+
+from kbert.cli.native_logs import filter_native_logs
 
 
 class UsageError(Exception):
@@ -38,6 +44,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "embed": ("kbert.cli.embed", "Embed every row of a corpus with an export, into Parquet shards (or with Beam)."),
     "index": ("kbert.cli.index", "Build a semantic-search SavedModel from embeddings and their export."),
     "convert": ("kbert.cli.convert", "Convert a checkpoint (HF, Google TF1, kbert) to kbert or HF layout."),
+    "download": ("kbert.cli.download", "Write a model's files (a Hugging Face Hub name) as a directory to carry "
+                                       "offline."),
 }
 
 
@@ -95,9 +103,13 @@ def entry_point() -> None:
     flushes its streams and logging and leaves without that teardown. A command that raises exits the
     usual way. `main` itself returns normally, for callers in the same process.
     """
-    code = main(own_process=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    stop_filter = None if os.environ.get("KBERT_TF_LOGS") else filter_native_logs()
+    try:
+        code = main(own_process=True)
+    finally:
+        sys.stdout.flush()
+        if stop_filter is not None:
+            stop_filter()
     logging.shutdown()
     os._exit(code)
 

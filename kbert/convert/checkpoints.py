@@ -19,6 +19,7 @@ import numpy as np
 import safetensors.numpy
 
 import kbert.file_io as file_io
+from kbert.file_io.model_source import resolve_model
 from kbert.config import CONFIG_CLASSES, DROPOUT_FIELDS, BertConfig, check_model_type
 from kbert.convert import google_tf1, names
 from kbert.convert.readers import (KBERT_CONFIG, KBERT_WEIGHTS, CheckpointError, detect_format,
@@ -97,7 +98,8 @@ def load_pretrained(path: str | os.PathLike, model_type: str | None = None, **ov
     """Builds the encoder of a Hugging Face, Google or kbert checkpoint directory, of the checkpoint's family.
 
     Args:
-        path: the checkpoint directory.
+        path: the checkpoint directory, or a model name (a Hugging Face Hub name such as
+            "hf://google-bert/bert-base-uncased" or "google-bert/bert-base-uncased": `kbert.file_io.model_source`).
         model_type: None, or "bert", "albert" or "roberta" to require that family (and so `BertEncoder`,
             `AlbertEncoder` or `RobertaEncoder`): a checkpoint of another family is a `CheckpointError` naming
             both.
@@ -112,6 +114,7 @@ def load_pretrained(path: str | os.PathLike, model_type: str | None = None, **ov
     >>> type(encoder).__name__  # doctest: +SKIP
     'AlbertEncoder'
     """
+    path = resolve_model(path)
     config = read_config(path)
     if model_type is not None and check_model_type(model_type) != config.model_type:
         raise CheckpointError(
@@ -135,10 +138,11 @@ def load_pretrainer(path: str | os.PathLike, objective: str = "nsp", **overrides
 
     Args:
         path: the checkpoint directory (written by `save_pretrained(pretrainer, ...)`, Google's release
-            or a Hugging Face `BertForPreTraining`).
+            or a Hugging Face `BertForPreTraining`), or a model name, as in `load_pretrained`.
         objective: "nsp", "sop" or "none". Heads the checkpoint lacks start fresh.
         **overrides: config fields to change, as in `load_pretrained`.
     """
+    path = resolve_model(path)
     pretrainer = BertPretrainer(load_pretrained(path, **overrides), objective=objective)
     pretrainer.load_head_tensors(read_pretraining_heads(path), strict=False)
     return pretrainer

@@ -30,6 +30,7 @@ import numpy as np
 import safetensors.numpy
 
 import kbert.file_io as file_io
+from kbert.file_io.model_source import resolve_model
 from kbert.config import BertConfig, config_from_json_file
 from kbert.convert import google_tf1, names
 
@@ -45,8 +46,9 @@ class CheckpointError(ValueError):
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """Returns "kbert", "google" (Google's BERT or ALBERT release) or "hf" for a checkpoint directory."""
-    path = file_io.fspath(path)
+    """Returns "kbert", "google" (Google's BERT or ALBERT release) or "hf" for a checkpoint directory (or a model
+    name, `kbert.file_io.model_source`)."""
+    path = resolve_model(path)
     if not file_io.isdir(path):
         raise FileNotFoundError(f"Checkpoint directory not found: {path}")
     if file_io.isfile(file_io.join(path, KBERT_CONFIG)):
@@ -66,6 +68,7 @@ def detect_format(path: str | os.PathLike) -> str:
 
 def vocabulary_file(path: str | os.PathLike) -> str | None:
     """The vocabulary file of a checkpoint directory (the first of `VOCABULARY_FILES` there), or None."""
+    path = resolve_model(path)
     files = (file_io.join(path, name) for name in VOCABULARY_FILES)
     return next((file for file in files if file_io.isfile(file)), None)
 
@@ -73,6 +76,7 @@ def vocabulary_file(path: str | os.PathLike) -> str | None:
 def read_config(path: str | os.PathLike) -> BertConfig:
     """The config of any supported checkpoint directory (`BertConfig`, or its family's subclass), without reading
     its weights."""
+    path = resolve_model(path)
     fmt = detect_format(path)
     if fmt == "google":
         return google_tf1.read_config(path)
@@ -81,7 +85,7 @@ def read_config(path: str | os.PathLike) -> BertConfig:
 
 def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.ndarray]]:
     """Reads any supported checkpoint directory into its config and `{google_name: array}` (the family's names)."""
-    path = file_io.fspath(path)
+    path = resolve_model(path)
     fmt = detect_format(path)
     config = read_config(path)  # first: a broken config is named before missing weights
     if fmt == "kbert":

@@ -12,6 +12,7 @@ import os
 import keras
 
 import kbert.file_io as file_io
+from kbert.file_io.model_source import resolve_model
 from kbert.export.serving_module import ServingModule
 from kbert.tasks.base import Task
 from kbert.text import BertTokenizer
@@ -52,7 +53,7 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None, enc
 
     Args:
         path: a `kbert.save_model` / `kbert finetune` directory, a sentence-transformers directory, or a
-            kbert / HF / Google checkpoint.
+            kbert / HF / Google checkpoint; or a model name (`kbert.file_io.model_source`).
         sequence_length: overrides the training sequence length (encoder default: 128).
         encoder: bool. Export the checkpoint's encoder alone (the encoder task), also from a
             sentence-transformers directory.
@@ -64,7 +65,7 @@ def load_source(path: str | os.PathLike, sequence_length: int | None = None, enc
     from kbert.tasks.registry import encoder_task
     from kbert.text import load_tokenizer
 
-    path = file_io.fspath(path)
+    path = resolve_model(path)
     if not file_io.isdir(path):
         raise FileNotFoundError(f"model directory not found: {path}")
     task_dir = file_io.isfile(file_io.join(path, TASK_FILE))

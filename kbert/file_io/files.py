@@ -115,9 +115,26 @@ def read_bytes(path: PathLike) -> bytes:
         return f.read()
 
 
+class TextEncodingError(ValueError):
+    """A file that is not valid text in its encoding; the message names the file, line, column and byte."""
+
+
 def read_text(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> str:
-    """The file decoded (`encoding="utf-8-sig"` drops a BOM). Line endings are left as they are."""
-    return read_bytes(path).decode(encoding, errors)
+    """The file decoded (`encoding="utf-8-sig"` drops a BOM). Line endings are left as they are.
+
+    Raises:
+        TextEncodingError: with `errors="strict"`, a byte that does not decode, named by file, line and column.
+    """
+    data = read_bytes(path)
+    try:
+        return data.decode(encoding, errors)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise TextEncodingError(
+            f"{fspath(path)}:{line}:{column}: not valid {encoding.removesuffix('-sig').upper()}: byte "
+            f"0x{data[error.start]:02x} ({error.reason}); save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`) "
+            "or remove the byte") from None
 
 
 def text_stream(path: PathLike, encoding: str = "utf-8", newline: str | None = None) -> io.StringIO:

@@ -15,6 +15,7 @@ import keras
 import numpy as np
 
 import kbert.file_io as file_io
+from kbert.file_io.model_source import resolve_model
 from kbert.convert.checkpoints import load_pretrained, save_pretrained
 from kbert.convert.sentence_transformers import (SentenceTransformersConfig, read_sentence_transformers,
                                                  write_sentence_transformers)
@@ -180,7 +181,8 @@ def load_sentence_encoder(path: str | os.PathLike) -> BertSentenceEmbedder:
 
     Args:
         path: a sentence-transformers directory (modules.json: Transformer, Pooling [, Normalize]), or a
-            model directory written for the embed task (`kbert finetune embed`).
+            model directory written for the embed task (`kbert finetune embed`), or a model name such as
+            "hf://sentence-transformers/all-MiniLM-L6-v2" (`kbert.file_io.model_source`).
 
     Returns:
         A `BertSentenceEmbedder` with `task` (an `EmbeddingTask` of the directory's pooling and
@@ -200,7 +202,7 @@ def load_sentence_encoder(path: str | os.PathLike) -> BertSentenceEmbedder:
     # registered by another package is.
     from kbert.tasks.model_dir import TASK_FILE, load_model
 
-    directory = file_io.fspath(path)
+    directory = resolve_model(path)
     if file_io.isfile(file_io.join(directory, TASK_FILE)):
         model = load_model(directory, compile=False)
         if not isinstance(model.task, EmbeddingTask):

@@ -8,6 +8,7 @@ from typing import Callable
 import keras
 
 import kbert.file_io as file_io
+from kbert.file_io.model_source import resolve_model
 from kbert.text.bert_tokenizer import BertTokenizer
 
 
@@ -103,7 +104,8 @@ def load_tokenizer(path: str | os.PathLike, lowercase: bool | None = None) -> ke
 
     Args:
         path: a checkpoint directory, or the tokenizer file itself (`spiece.model`, `*.model`, `vocab.json`,
-            `vocab.txt` or another name for a WordPiece vocabulary).
+            `vocab.txt` or another name for a WordPiece vocabulary), or a model name such as
+            "hf://google-bert/bert-base-uncased" (`kbert.file_io.model_source`).
         lowercase: overrides the casing found in the directory.
 
     Returns:
@@ -117,7 +119,7 @@ def load_tokenizer(path: str | os.PathLike, lowercase: bool | None = None) -> ke
     Example:
     >>> tok = load_tokenizer(kbert.pretrained.minilm_path())  # doctest: +SKIP
     """
-    path = file_io.fspath(path)
+    path = resolve_model(path)
     if file_io.isfile(path):
         name = file_io.basename(path)
         builder = next((b for file, b in TOKENIZER_FILES if name == file), None)

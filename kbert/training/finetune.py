@@ -3,7 +3,8 @@
 `finetune(task, FinetuneConfig(...))` reads the data through the task (a file or `tfds:NAME[:SPLIT]`),
 builds the task's model on a pretrained (or random) encoder, trains it with `model.fit` on BERT's AdamW +
 linear warmup/decay schedule, writes a model directory (`kbert.save_model`), `DIR/metrics.json`,
-`DIR/history.json` (the loss per epoch) and `DIR/timings.json` (the seconds of each phase of the run).
+`DIR/history.json` (the loss per epoch), `DIR/timings.json` (the seconds of each phase of the run) and, with
+`init`, `DIR/init.json` (the weights it started from: for a Hugging Face Hub name, the repository and commit).
 `evaluate_model` restores such a directory and scores it on any data source with the same code path, so
 both print the same metrics. Nothing here knows a task kind: the task (`kbert.tasks`) does.
 """
@@ -35,14 +36,15 @@ from kbert.training.xla import (check_fixed_shapes, compile_model, compiles_whol
 METRICS_FILE = "metrics.json"
 HISTORY_FILE = "history.json"
 TIMINGS_FILE = "timings.json"
+INIT_FILE = "init.json"
 PHASES = ("load", "first_step", "train", "evaluate", "save")
 
 
-def _start(config: FinetuneConfig) -> tuple[keras.Model, BertTokenizer]:
-    if config.init is None and config.vocab is None:
+def _start(config: FinetuneConfig, init: str | None) -> tuple[keras.Model, BertTokenizer]:
+    if init is None and config.vocab is None:
         raise ValueError("training from random weights (no init directory) needs a vocabulary file (--vocab)")
-    tokenizer = load_tokenizer(config.init if config.init is not None else config.vocab)
-    return build_encoder(tokenizer.vocabulary_size(), config.init, config.preset), tokenizer
+    tokenizer = load_tokenizer(init if init is not None else config.vocab)
+    return build_encoder(tokenizer.vocabulary_size(), init, config.preset), tokenizer
 
 
 def format_phases(seconds: dict[str, float]) -> str:
@@ -76,6 +78,8 @@ def finetune(task: Task | str, config: FinetuneConfig,
     """
     started = time.monotonic()
     task = get_task(task) if isinstance(task, str) else task
+    # A model name is resolved once, so the run reads, and records, one snapshot of it.
+    init = file_io.resolve_source(config.init) if config.init is not None else None
     keras.utils.set_random_seed(config.seed)
     with run_setup(config.strategy, config.tpu, config.mixed_precision) as distribution:  # for this run only
         # Read after the strategy: a tfds source starts TensorFlow's runtime, after which a multi-worker
@@ -89,7 +93,7 @@ def finetune(task: Task | str, config: FinetuneConfig,
             task.check_labels(validation_examples)  # fail before training, not after
         fixed = compiles_whole_step(config.jit_compile, config.strategy)
         with distribution.scope():
-            encoder, tokenizer = _start(config)
+            encoder, tokenizer = _start(config, init and init.path)
             limit = encoder.bert_config.max_sequence_length
             if config.sequence_length > limit:
                 raise ValueError(f"sequence_length {config.sequence_length} exceeds the encoder's "
@@ -124,6 +128,8 @@ def finetune(task: Task | str, config: FinetuneConfig,
         out = file_io.fspath(write_dir(config.out))  # other workers: scratch, removed by run_setup
         save_model(model, out, tokenizer, task, sequence_length=config.sequence_length,
                    truncate=preprocessor.truncate)
+        if init is not None:
+            file_io.write_json(file_io.join(out, INIT_FILE), init.record())
         file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
             {"steps_per_epoch": steps // config.epochs,
              "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")

@@ -20,7 +20,7 @@ class FinetuneConfig:
         train: training data, a file path or `tfds:NAME[:SPLIT]`.
         out: model directory to write.
         validation: validation data (None: no metrics.json).
-        init: directory `kbert.load_pretrained` reads; None starts from a random `preset` encoder with the
+        init: directory or model name `kbert.load_pretrained` reads (its source goes to DIR/init.json); None starts from a random `preset` encoder with the
             `vocab` vocabulary (the "from scratch" baseline).
         preset: encoder size without `init`: a preset name, or a checkpoint directory whose architecture
             is built with fresh weights (the baseline of the same model). vocab: vocab.txt without `init`.
@@ -56,8 +56,9 @@ class FinetuneConfig:
     validation: str | None = dataclasses.field(default=None, metadata={
         "help": "validation data: a file or tfds:NAME[:SPLIT]"})
     init: str | None = dataclasses.field(default=None, metadata={
-        "help": "pretrained checkpoint directory (HF, Google or kbert); without it training starts from "
-                "random weights of --preset"})
+        "help": "pretrained checkpoint directory (HF, Google or kbert) or model name (hf://ORG/NAME[@REVISION], or "
+                "ORG/NAME when no such directory exists); without it training starts from random weights of "
+                "--preset"})
     preset: str = dataclasses.field(default="tiny", metadata={
         "help": "encoder size when there is no --init: a preset name (default tiny) or a checkpoint "
                 "directory, whose architecture is built with fresh weights"})

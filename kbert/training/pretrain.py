@@ -232,6 +232,8 @@ def _pretrain(config: PretrainConfig, strategy) -> dict[str, Any]:
         "heldout": {k[len("val_"):]: float(v[-1]) for k, v in history.history.items() if k.startswith("val_")},
         "history": {k: [float(x) for x in v] for k, v in history.history.items()},
         "config": dataclasses.asdict(config),
+        # The weights the run started from; for a Hugging Face Hub name, its repository and commit.
+        "init": file_io.resolve_source(config.init).record() if config.init is not None else None,
     }
     save_pretrained(pretrainer, written, vocabulary=tokenizer,
                     config=dataclasses.replace(encoder.bert_config, **own_rates))

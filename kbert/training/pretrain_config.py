@@ -66,7 +66,8 @@ class PretrainConfig:
         "help": "model size when not given by --config or --init: tiny, mini, small, medium, base, large"})
     model: dict[str, Any] = dataclasses.field(default_factory=dict, metadata={"cli": False})
     init: str | None = dataclasses.field(default=None, metadata={
-        "help": "checkpoint directory to start from (HF, Google or kbert), e.g. phase 1 of a two-phase run"})
+        "help": "checkpoint directory (HF, Google or kbert) or model name (hf://ORG/NAME[@REVISION]) to start from, "
+                "e.g. phase 1 of a two-phase run"})
     encoder_dropout: float | None = dataclasses.field(default=None, metadata={
         "help": "both dropout rates of the encoder while pretraining (0 suits a short run of a small model); "
                 "the saved model keeps its own rates for fine-tuning"})

@@ -91,7 +91,7 @@ def encoder_config(vocabulary_size: int, init: str | os.PathLike | None = None, 
     """
     if init is not None:
         return read_config(init)
-    if file_io.isdir(preset):
+    if file_io.isdir(preset) or "/" in preset:  # a checkpoint (a preset name has no "/")
         return dataclasses.replace(read_config(preset), vocab_size=vocabulary_size)
     return CONFIG_CLASSES[check_model_type(model_type)].from_preset(preset, vocab_size=vocabulary_size)
 
