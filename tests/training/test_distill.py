@@ -75,7 +75,7 @@ def test_scores_and_vectors_take_mse():
     assert float(kbert.EmbeddingTask().distillation_loss(teacher, student, {}, T)) == pytest.approx(want, rel=1e-5)
     assert float(kbert.RegressionTask().distillation_loss(teacher[:, :1], student[:, :1], {}, T)) == pytest.approx(
         ((teacher[:, 0] - student[:, 0]) ** 2).mean(), rel=1e-5)
-    with pytest.raises(ValueError, match="8 wide"):
+    with pytest.raises(ValueError, match="4 wide, the teacher.s 8"):
         kbert.EmbeddingTask().distillation_loss(teacher, student[:, :4], {}, T)
 
 
