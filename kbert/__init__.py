@@ -45,6 +45,10 @@ _EXPORTS = {
     "FinetuneConfig": "kbert.training.finetune_config",
     "finetune": "kbert.training.finetune",
     "evaluate_model": "kbert.training.finetune",
+    "DistillConfig": "kbert.training.distill_config",
+    "Distiller": "kbert.training.distiller",
+    "build_student": "kbert.training.student",
+    "distill": "kbert.training.distill",
     "PretrainConfig": "kbert.training.pretrain_config",
     "pretrain": "kbert.training.pretrain",
 }

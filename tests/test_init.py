@@ -75,7 +75,9 @@ def test_the_public_api_is_unchanged():
         "BertSentenceEmbedder", "EmbeddingTask", "load_sentence_encoder",
         # the Task API
         "Task", "ClassificationTask", "RegressionTask", "TaggingTask", "QuestionAnsweringTask", "EncoderTask", "get_task",
-        "FinetuneConfig", "finetune", "evaluate_model", "PretrainConfig", "pretrain"])
+        "FinetuneConfig", "finetune", "evaluate_model", "PretrainConfig", "pretrain",
+        # distillation
+        "DistillConfig", "Distiller", "build_student", "distill"])
     from kbert.models.bert_encoder import BertEncoder
 
     assert kbert.BertEncoder is BertEncoder

@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "pretrain": ("kbert.cli.pretrain", "Pretrain BERT with masked LM and NSP/SOP."),
     "finetune": ("kbert.cli.finetune", "Fine-tune on a downstream task: one subcommand per task."),
+    "distill": ("kbert.cli.distill", "Distil a fine-tuned model directory into a smaller student: one subcommand "
+                                     "per task."),
     "evaluate": ("kbert.cli.evaluate", "Evaluate a fine-tuned model directory on a dataset."),
     "export": ("kbert.cli.export", "Export a strings-in SavedModel (and TFLite)."),
     "predict": ("kbert.cli.predict", "Run an exported SavedModel or .tflite on texts."),

@@ -142,6 +142,42 @@ class Task(TaskSettings):
         task's settings shape it (the embed task's scale and hard negatives)."""
         return "auto"
 
+    # -- distillation --------------------------------------------------------------------------------
+    def distillation_loss(self, teacher_outputs: Any, student_outputs: Any, inputs: dict[str, tf.Tensor],
+                          temperature: float) -> tf.Tensor:
+        """How far the student's outputs are from the teacher's on one batch: a float32 scalar.
+
+        `kbert.training.Distiller` trains on it, mixed with the task's own loss where the batch has labels.
+        The task says which outputs count and how (`kbert.tasks.soft_targets`): soft targets at
+        `temperature` for logits, the teacher's numbers for scores and vectors.
+
+        Args:
+            teacher_outputs: the teacher model's outputs on `inputs` (in inference mode).
+            student_outputs: the student model's outputs on `inputs`.
+            inputs: the model inputs (`token_ids`, `segment_ids`, `padding_mask`).
+            temperature: float > 0. Softens both distributions of a logits output.
+        """
+        raise NotImplementedError(f"the {self.name} task has no distillation loss")
+
+    def unlabelled_examples(self, source: str | os.PathLike, limit: int | None = None) -> list[Example]:
+        """Texts without labels, as training examples with placeholder labels, for distillation.
+
+        The placeholders let the texts go through the task's own training pipeline (`dataset`); the
+        Distiller gives their label loss no weight, so the student learns the teacher's outputs alone on
+        them. Each task reads what it can read without labels (see its override).
+
+        Raises:
+            ValueError: the source has no texts.
+        """
+        raise NotImplementedError(f"the {self.name} task cannot read texts without labels")
+
+    @staticmethod
+    def _unlabelled(examples: list[Example], source: str | os.PathLike, limit: int | None) -> list[Example]:
+        """The first `limit` of `examples`; ValueError when there are none."""
+        if not examples:
+            raise ValueError(f"{os.fspath(source)}: no texts")
+        return examples[:limit] if limit else examples
+
     # -- evaluation ----------------------------------------------------------------------------------
     def evaluate(self, model: keras.Model, examples: Sequence[Example], preprocessor: BertPreprocessor,
                  batch_size: int = 64, verbose: int = 1) -> dict[str, Any]:

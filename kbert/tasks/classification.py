@@ -18,11 +18,12 @@ from kbert.tasks.classification_model import BertClassifier
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.classification_data import classification_dataset, encode_labels
 from kbert.tasks.classification_settings import ClassificationSettings
-from kbert.tasks.readers.local_files import read_classification_file
+from kbert.tasks.readers.local_files import is_text_lines, read_classification_file, read_text_lines
 from kbert.tasks.readers.sources import (build_label_vocabulary, parse_source, require_file, source_label_names,
                                          split_of)
 from kbert.tasks.readers.tfds_source import as_text, base_name, check_features, class_names, load_tfds
 from kbert.tasks.serving import ServingInputs, sentence_functions
+from kbert.tasks.soft_targets import soft_target_kl, vector_mse
 from kbert.text import BertPreprocessor
 
 
@@ -65,6 +66,22 @@ class ClassificationTask(ClassificationSettings, Task):
                                       batch_size=batch_size, shuffle=training, seed=seed, with_labels=training,
                                       group_by_length=group_by_length, drop_remainder=drop_remainder)
         return TaskData(data, len(examples))
+
+    def distillation_loss(self, teacher_outputs: Any, student_outputs: Any, inputs: dict[str, tf.Tensor],
+                          temperature: float) -> tf.Tensor:
+        """KL(teacher_T || student_T) * T^2 of the class distributions (`soft_target_kl`)."""
+        return soft_target_kl(teacher_outputs, student_outputs, temperature)
+
+    def unlabelled_examples(self, source: str | os.PathLike, limit: int | None = None) -> list[Example]:
+        """A `.txt` file holds one text a line; any other source is read as training data is, with the task's
+        text columns and without its label column. Placeholder label: the first class (a score of 0)."""
+        if is_text_lines(source):
+            examples = [{"text": line, "text_pair": None} for line in read_text_lines(source)]
+        else:
+            examples = read_classification(source, text_column=self.text_column, text_pair_column=self.text_pair_column,
+                                           label_column=None, header=self.header)
+        placeholder = 0.0 if self.regression else (self.labels or [None])[0]
+        return self._unlabelled([{**e, "label": placeholder} for e in examples], source, limit)
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:
         return BertClassifier(encoder, self.num_outputs, dropout=dropout, feature_based=feature_based)
@@ -129,6 +146,11 @@ class RegressionTask(ClassificationTask):
     @classmethod
     def matches(cls, model: keras.Model) -> bool:
         return isinstance(model, BertClassifier) and model.is_regression
+
+    def distillation_loss(self, teacher_outputs: Any, student_outputs: Any, inputs: dict[str, tf.Tensor],
+                          temperature: float) -> tf.Tensor:
+        """The squared difference of the scores (a score has no distribution to soften: no temperature)."""
+        return vector_mse(teacher_outputs, student_outputs)
 
     def check_model(self, model: keras.Model) -> None:
         """Any one-output classifier is a regression model."""

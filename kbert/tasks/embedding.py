@@ -13,6 +13,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 import kbert.file_io as file_io
 from kbert.file_io.model_source import resolve_model
@@ -26,8 +27,10 @@ from kbert.tasks.embedding_data import embedding_dataset
 from kbert.tasks.embedding_loss import MultipleNegativesRankingLoss
 from kbert.tasks.embedding_model import BertSentenceEmbedder
 from kbert.tasks.embedding_settings import EmbeddingSettings
+from kbert.tasks.readers.local_files import is_text_lines, read_text_lines
 from kbert.tasks.readers.sources import parse_source
 from kbert.tasks.serving import ServingInputs, sentence_functions
+from kbert.tasks.soft_targets import vector_mse
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 
 PAIR = ("text", "text_pair")
@@ -88,6 +91,23 @@ class EmbeddingTask(EmbeddingSettings, Task):
         if (model.pooling, model.normalize) != (self.pooling, self.normalize):
             raise ValueError(f"the model pools with {model.pooling!r} (normalize={model.normalize}) but the task "
                              f"says {self.pooling!r} (normalize={self.normalize})")
+
+    def distillation_loss(self, teacher_outputs: Any, student_outputs: Any, inputs: dict[str, tf.Tensor],
+                          temperature: float) -> tf.Tensor:
+        """The mean squared difference of the student's embeddings from the teacher's, row by row (Reimers &
+        Gurevych 2020); no temperature. The student must be as wide as the teacher."""
+        return vector_mse(teacher_outputs, student_outputs)
+
+    def unlabelled_examples(self, source: str | os.PathLike, limit: int | None = None) -> list[Example]:
+        """A `.txt` file holds one text a line; any other source is read with the task's text (and pair)
+        columns. A text without a pair (or hard negative) is its own: each row of an example is distilled alone."""
+        if is_text_lines(source):
+            texts = [{"text": line, "text_pair": None} for line in read_text_lines(source)]
+        else:
+            texts = read_classification(source, text_column=self.text_column, text_pair_column=self.text_pair_column,
+                                        label_column=None, header=self.header)
+        examples = [{column: e.get(column) or e["text"] for column in self.columns} for e in texts]
+        return self._unlabelled(examples, source, limit)
 
     def loss(self) -> MultipleNegativesRankingLoss:
         """In-batch negatives with the task's scale and symmetry, over its rows per example."""

@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from kbert.metrics import squad_evaluate
-from kbert.tasks.question_answering_model import BertQuestionAnswerer
+from kbert.tasks.question_answering_model import OUTPUTS as QA_OUTPUTS, BertQuestionAnswerer
 from kbert.tasks.base import Example, Task, TaskData
 from kbert.tasks.qa_features import build_qa_features
 from kbert.tasks.question_answering_settings import QuestionAnsweringSettings
@@ -19,6 +19,7 @@ from kbert.tasks.readers.sources import parse_source, require_file, split_of
 from kbert.tasks.readers.squad_json import keep_matching_answers, read_squad_json
 from kbert.tasks.readers.tfds_source import LengthCheck, as_text, load_tfds
 from kbert.tasks.serving import STRING, ServingInputs, substrings
+from kbert.tasks.soft_targets import soft_target_kl
 from kbert.tasks.span_decoding import answer_positions, best_spans, decode_answers
 from kbert.text import BertPreprocessor
 
@@ -54,6 +55,19 @@ class QuestionAnsweringTask(QuestionAnsweringSettings, Task):
                                 group_by_length=group_by_length,
                                 dynamic_padding=preprocessor.padding == "dynamic", drop_remainder=drop_remainder)
         return TaskData(data, len(features), features)
+
+    def distillation_loss(self, teacher_outputs: Any, student_outputs: Any, inputs: dict[str, tf.Tensor],
+                          temperature: float) -> tf.Tensor:
+        """The mean of KL(teacher_T || student_T) * T^2 of the start distribution and of the end distribution
+        over each window's positions (padding holds -1e4 in both models' logits: no probability, no term)."""
+        return tf.add_n([soft_target_kl(teacher_outputs[name], student_outputs[name], temperature)
+                         for name in QA_OUTPUTS]) / len(QA_OUTPUTS)
+
+    def unlabelled_examples(self, source: str | os.PathLike, limit: int | None = None) -> list[Example]:
+        """Questions and contexts read as training data is (SQuAD JSON or tfds), their answers not read.
+        Placeholder: no answer (start and end at [CLS])."""
+        examples = read_squad(source, validate_answers=False)
+        return self._unlabelled([{**e, "answers": [], "is_impossible": True} for e in examples], source, limit)
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:
         return BertQuestionAnswerer(encoder, dropout=dropout, feature_based=feature_based)

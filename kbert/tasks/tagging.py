@@ -21,6 +21,7 @@ from kbert.tasks.readers.space_separated import TAG_FORMATS, detect_tag_format, 
 from kbert.tasks.readers.tfds_source import LengthCheck, as_text, check_features, class_names, load_tfds
 from kbert.tasks.serving import STRING, ServingInputs, lookup, named, substrings
 from kbert.tasks.tagging_data import encode_tags, tagging_dataset
+from kbert.tasks.soft_targets import soft_target_kl
 from kbert.tasks.tagging_settings import TaggingSettings
 from kbert.tasks.word_decoding import bio_entities, word_predictions, word_starts, words_from_tokens
 from kbert.text import BertPreprocessor
@@ -62,6 +63,20 @@ class TaggingTask(TaggingSettings, Task):
                                seed=seed, with_labels=training, keep_word_ids=not training,
                                group_by_length=group_by_length, drop_remainder=drop_remainder)
         return TaskData(data, len(examples))
+
+    def distillation_loss(self, teacher_outputs: Any, student_outputs: Any, inputs: dict[str, tf.Tensor],
+                          temperature: float) -> tf.Tensor:
+        """KL(teacher_T || student_T) * T^2 of each real token's tag distribution (padding left out), averaged
+        over the batch's real tokens: every piece of a word, not only the first that carries its label."""
+        return soft_target_kl(teacher_outputs, student_outputs, temperature, mask=inputs["padding_mask"])
+
+    def unlabelled_examples(self, source: str | os.PathLike, limit: int | None = None) -> list[Example]:
+        """Sentences read as training data is (CoNLL or `tokens<TAB>tags`); their tags, if any, are not read
+        as labels. Placeholder tags: the first tag for every word."""
+        placeholder = (self.labels or [None])[0]
+        examples = read_tagging(source, tag_column=self.tag_column, tag_format=self.tag_format)
+        return self._unlabelled([{"words": e["words"], "tags": [placeholder] * len(e["words"])} for e in examples],
+                                source, limit)
 
     def build_model(self, encoder: keras.Model, dropout: float = 0.1, feature_based: bool = False) -> keras.Model:
         return BertTokenClassifier(encoder, len(self.labels or ()), dropout=dropout, feature_based=feature_based)

@@ -86,11 +86,7 @@ def finetune(task: Task | str, config: FinetuneConfig,
         # strategy can no longer configure its collective ops (`kbert.training.run_setup`).
         train_examples = task.read_examples(config.train, config.max_train_examples, split="train")
         task = task.prepare(config.train, train_examples)
-        validation_examples = None
-        if config.validation is not None:
-            validation_examples = task.read_examples(config.validation, config.max_validation_examples,
-                                                     split="validation")
-            task.check_labels(validation_examples)  # fail before training, not after
+        validation_examples = read_validation(task, config)
         fixed = compiles_whole_step(config.jit_compile, config.strategy)
         with distribution.scope():
             encoder, tokenizer = _start(config, init and init.path)
@@ -130,22 +126,45 @@ def finetune(task: Task | str, config: FinetuneConfig,
                    truncate=preprocessor.truncate)
         if init is not None:
             file_io.write_json(file_io.join(out, INIT_FILE), init.record())
-        file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
-            {"steps_per_epoch": steps // config.epochs,
-             "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")
+        write_history(out, history, steps // config.epochs)
         phases["save"] = time.monotonic() - trained
         evaluating = time.monotonic()
-        metrics: dict[str, Any] = {}
-        if validation_examples is not None:
-            metrics = task.evaluate(model, validation_examples, preprocessor,
-                                    batch_size=max(config.batch_size, 64), verbose=config.verbose)
-            file_io.write_json(file_io.join(out, METRICS_FILE), metrics)
+        metrics = evaluate_validation(model, task, validation_examples, preprocessor, config, out)
         phases["evaluate"] = time.monotonic() - evaluating
         phases = {name: phases[name] for name in PHASES}
         file_io.write_json(file_io.join(out, TIMINGS_FILE), {"phase_seconds": phases})
     return {"metrics": metrics, "train_examples": train.size, "train_seconds": train_seconds,
             "train_examples_per_second": train.size * config.epochs / train_seconds, "model_dir": str(config.out),
             "replicas": int(distribution.num_replicas_in_sync), "phase_seconds": phases}
+
+
+def read_validation(task: Task, config: FinetuneConfig) -> list | None:
+    """`config.validation`'s examples (None without it), their labels checked: a run fails before training."""
+    if config.validation is None:
+        return None
+    examples = task.read_examples(config.validation, config.max_validation_examples, split="validation")
+    task.check_labels(examples)
+    return examples
+
+
+def write_history(out: str, history: keras.callbacks.History, steps_per_epoch: int) -> None:
+    """DIR/history.json: the steps of an epoch and each logged value per epoch."""
+    file_io.write_text(file_io.join(out, HISTORY_FILE), json.dumps(
+        {"steps_per_epoch": steps_per_epoch,
+         "epochs": {k: [float(x) for x in v] for k, v in history.history.items()}}) + "\n")
+
+
+def evaluate_validation(model: keras.Model, task: Task, examples: list | None, preprocessor: BertPreprocessor,
+                        config: FinetuneConfig, out: str | None = None) -> dict[str, Any]:
+    """The task's metrics of `model` on the validation examples ({} without them), written to DIR/metrics.json
+    when `out` is given."""
+    if examples is None:
+        return {}
+    metrics = task.evaluate(model, examples, preprocessor, batch_size=max(config.batch_size, 64),
+                            verbose=config.verbose)
+    if out is not None:
+        file_io.write_json(file_io.join(out, METRICS_FILE), metrics)
+    return metrics
 
 
 def evaluate_model(
@@ -176,14 +195,14 @@ def evaluate_model(
         ValueError: a name in `settings` is not a setting of the model's task.
     """
     model = load_model(directory, compile=False)
-    task: Task = _with_settings(model.task, settings)
+    task: Task = with_settings(model.task, settings)
     examples = task.read_examples(data, max_examples, split="validation")
     preprocessor = BertPreprocessor(model.tokenizer, model.preprocessor.sequence_length,
                                     truncate=model.preprocessor.truncate, padding="dynamic")
     return task.evaluate(model, examples, preprocessor, batch_size=batch_size, verbose=verbose)
 
 
-def _with_settings(task: Task, settings: dict[str, Any]) -> Task:
+def with_settings(task: Task, settings: dict[str, Any]) -> Task:
     """`task` with some of its settings replaced; ValueError naming any name that is not one of them."""
     known = {field.name for field in dataclasses.fields(task)}
     unknown = sorted(set(settings) - known)

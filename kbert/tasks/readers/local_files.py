@@ -193,3 +193,22 @@ def read_classification_file(
             }
         )
     return examples
+
+
+def is_text_lines(path: str | os.PathLike) -> bool:
+    """Whether `path` is a plain text file (`.txt`): one text a line, as `read_text_lines` reads it."""
+    return os.path.splitext(os.fspath(path))[1].lower() == ".txt"
+
+
+def read_text_lines(path: str | os.PathLike) -> list[str]:
+    """The non-blank lines of a UTF-8 text file, stripped: one text a line.
+
+    Example:
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "texts.txt"
+    >>> _ = path.write_text("a good film\\n\\n  a bad one \\n")
+    >>> read_text_lines(path)
+    ['a good film', 'a bad one']
+    """
+    lines = (line.decode("utf-8").strip() for line in file_io.iter_lines(os.fspath(path)))
+    return [line for line in lines if line]
