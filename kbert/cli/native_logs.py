@@ -15,9 +15,11 @@ import sys
 import threading
 from collections.abc import Callable
 
-# absl's "I0000 00:00:1795908651.396214   23258 port.cc:153] ...", its note before InitializeLog, and the second
-# line of TensorFlow's CPU-feature notice.
-NATIVE_LINE = re.compile(rb"[IWEF]\d{4} \d\d:\d\d:[\d.]+ +\d+ [\w.-]+:\d+\] "
+# absl's "I0000 00:00:1795908651.396214   23258 port.cc:153] ..." (TensorFlow 2.20 writes "2026-11-29
+# 00:16:57.189461: I tensorflow/core/util/port.cc:153] ..." at import), its note before InitializeLog, and the
+# second line of TensorFlow's CPU-feature notice.
+NATIVE_LINE = re.compile(rb"[IWEF]\d{4} \d\d:\d\d:[\d.]+ +\d+ [\w./-]+:\d+\] "
+                         rb"|\d{4}-\d\d-\d\d \d\d:\d\d:[\d.]+: [IWEF] [\w./-]+:\d+\] "  # TensorFlow 2.20's
                          rb"|WARNING: All log messages before absl::InitializeLog\(\) is called"
                          rb"|To enable the following instructions: ")
 

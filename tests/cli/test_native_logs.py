@@ -24,6 +24,10 @@ def console(*argv: str, **env: str) -> subprocess.CompletedProcess:
 
 def test_native_lines_are_recognised():
     assert is_native_log(b"I0000 00:00:1795908651.396214   23258 port.cc:153] oneDNN custom operations are on.\n")
+    assert is_native_log(b"2026-11-29 00:16:57.189461: I tensorflow/core/util/port.cc:153] oneDNN custom ops\n")
+    # TensorFlow 2.20 names the source file with its path.
+    assert is_native_log(b"E0000 00:00:1795911313.2 30001 external/local_xla/xla/stream_executor/cuda/"
+                         b"cuda_platform.cc:51] failed call to cuInit: INTERNAL: CUDA error\n")
     assert is_native_log(b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n")
     assert not is_native_log(b"I0000 is how a line of mine begins\n")
     assert not is_native_log(b"WARNING: a warning of kbert's own\n")
