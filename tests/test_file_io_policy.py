@@ -25,6 +25,9 @@ ALLOW = {
     "kbert/text/sentencepiece_vocabulary.py:compile_charsmap": "the rules file the sentencepiece library reads "
                                                                "itself, in a private local temp dir, removed at once",
     "kbert/precision.py:cpu_flags": "/proc/cpuinfo, this machine's own file (and the module must not load TensorFlow)",
+    "kbert/convert/keras_hub_presets.py:cache_directory": "keras-hub reads a preset directory itself, on the local "
+                                                          "disk only; the key of its conversion is the weights "
+                                                          "file's size and modification time",
     "kbert/training/worker_outputs.py:_scratch": "a non-chief worker's scratch outputs are local and private by "
                                                  "design, removed at the end",
 }

@@ -20,12 +20,18 @@ MODEL_NAMES = [
     "| form | read from |", "| --- | --- |",
     "| `/path/dir`, `gs://bucket/dir`, `ram://dir` | the directory, as it is |",
     "| `hf://ORG/NAME`, `hf://ORG/NAME@REVISION` | the Hugging Face Hub, through its cache |",
-    "| `ORG/NAME[@REVISION]`, `NAME` | the Hub, when no local file or directory has that name |", "",
+    "| `ORG/NAME[@REVISION]`, `NAME` | the Hub, when no local file or directory has that name |",
+    "| `kaggle://keras/MODEL/keras/VARIATION/VERSION` | a keras-hub preset, through kagglehub's cache, converted once |",
+    "| `bert_base_en_uncased`, ... (keras-hub's preset names) | the same, at the preset's Kaggle handle |",
+    "| a directory keras-hub's `save_to_preset` wrote | the same |", "",
     "Hub names need `pip install \"kbert[hub]\"`. Only the files kbert reads are fetched (config, weights, "
     "tokenizer, sentence-transformers modules) into the Hugging Face cache (`HF_HOME`, `HF_HUB_CACHE`); "
     "`HF_ENDPOINT`, `HF_TOKEN` and `HF_HUB_OFFLINE=1` (the cache only) apply. `kbert finetune` records the "
     "repository and commit in `OUT/init.json`. For a machine without network, run `kbert download NAME --out DIR` "
-    "where there is one and pass DIR.",
+    "where there is one and pass DIR.", "",
+    "keras-hub presets are read by keras-hub's own loader (`Backbone.from_preset`, `Tokenizer.from_preset`) and "
+    "converted by `kbert.from_keras_hub` into kbert's cache (`KBERT_CACHE`, default `~/.cache/kbert`); a later "
+    "use of the same name reads the converted directory and asks neither keras-hub nor Kaggle.",
 ]
 
 

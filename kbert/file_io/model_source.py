@@ -3,6 +3,9 @@
     /path/to/dir, gs://bucket/dir, ram://dir   a path: used as it is
     hf://ORG/NAME, hf://ORG/NAME@REVISION      the Hugging Face Hub, always
     ORG/NAME[@REVISION], NAME                  the Hub, when no local file or directory has that name
+    kaggle://OWNER/MODEL/keras/VARIATION[/V]   a keras-hub preset, converted once (`kbert.convert.keras_hub_presets`)
+    bert_base_en_uncased, ...                  keras-hub's own preset names, the same way
+    a directory keras-hub's save_to_preset wrote  the same way
 
 Every entry point that takes a checkpoint or model (`kbert.load_pretrained`, `kbert.load_tokenizer`,
 `kbert.load_sentence_encoder`, `kbert finetune --init`, `kbert export`, `kbert convert`, `kbert download`, ...)
@@ -100,6 +103,9 @@ def resolve_source(name: PathLike) -> ModelSource:
     Raises:
         ModelNotFoundError: a Hub name that is neither cached nor on the Hub, or huggingface_hub is not installed.
     """
+    preset = _keras_hub_preset(name)
+    if preset is not None:
+        return dataclasses.replace(_from_keras_hub(preset), name=fspath(name))
     hub = parse_hub_name(name)
     if hub is None:
         path = fspath(name)
@@ -115,6 +121,9 @@ def resolve_source(name: PathLike) -> ModelSource:
 def resolve_model(name: PathLike) -> str:
     """The directory (or file) to read for a model name: `resolve_source(name).path`, without reading a path's
     `kbert_source.json`."""
+    preset = _keras_hub_preset(name)
+    if preset is not None:
+        return _from_keras_hub(preset).path
     hub = parse_hub_name(name)
     return fspath(name) if hub is None else _fetch(*hub).path
 
@@ -122,6 +131,37 @@ def resolve_model(name: PathLike) -> str:
 def forget_resolved() -> None:
     """Forgets the Hub names this process resolved: the next use asks the Hub (or the cache) again."""
     _fetch.cache_clear()
+    _from_keras_hub.cache_clear()
+
+
+def _keras_hub_preset(name: PathLike) -> str | None:
+    if "://" in fspath(name) and not fspath(name).startswith("kaggle://"):
+        return None  # gs://, ram://, hf://: not keras-hub's (and no import of it for them)
+    from kbert.convert.keras_hub_presets import preset_of
+
+    return preset_of(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _from_keras_hub(preset: str) -> ModelSource:
+    """The kbert checkpoint directory of a keras-hub preset: converted into kbert's cache on first use."""
+    from kbert.convert.keras_hub_presets import builtin_handle, cache_directory, convert_preset
+
+    directory = cache_directory(preset)
+    recorded = join(directory, SOURCE_FILE)
+    handle = builtin_handle(preset) or preset  # a name's Kaggle handle; a handle or a directory as it is
+    if not file_io.isfile(recorded):
+        try:
+            convert_preset(preset, directory)
+        except (OSError, ValueError) as error:  # keras-hub's and kagglehub's failures (HTTP ones are OSErrors)
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0].rstrip(".")
+            raise ModelNotFoundError(
+                f"keras-hub preset {preset!r} could not be loaded (handle {handle}): {type(error).__name__}: "
+                f"{reason}. keras-hub reads presets through kagglehub's cache (KAGGLEHUB_CACHE) and fetches the "
+                f"rest from Kaggle; on a machine without network, run `kbert download {preset} --out DIR` where "
+                f"there is one, carry DIR over and pass DIR.") from error
+        file_io.write_json(recorded, {"repo_id": handle})
+    return ModelSource(preset, directory, repo_id=handle)
 
 
 @functools.lru_cache(maxsize=None)
