@@ -6,7 +6,9 @@ serving repositories from local directories, and counting the requests it answer
     HEAD /{repo}/resolve/{revision}/{file}          X-Repo-Commit, ETag, Content-Length
     GET  /{repo}/resolve/{revision}/{file}          the bytes
 
-Anything else is a 404 that huggingface_hub reads as "repository not found" (its X-Error-Code header).
+Anything else is a 404 that huggingface_hub reads as "repository not found" (its X-Error-Code header). A
+repository added with a token is private: a request without "Authorization: Bearer TOKEN" gets a 401, as the Hub
+answers for a private repository.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from collections.abc import Iterator
 class HubRepository:
     """A directory served as one commit of a Hub model repository."""
 
-    def __init__(self, directory: pathlib.Path) -> None:
+    def __init__(self, directory: pathlib.Path, token: str | None = None) -> None:
+        self.token = token
         self.files = {p.relative_to(directory).as_posix(): p.read_bytes()
                       for p in sorted(directory.rglob("*")) if p.is_file()}
         digest = hashlib.sha1()
@@ -37,15 +40,16 @@ class HubRepository:
 
 
 class StandInHub:
-    """The server's state: repositories by id, and the requests seen (method, path)."""
+    """The server's state: repositories by id, the requests seen (method, path) and their Authorization headers."""
 
     def __init__(self) -> None:
         self.repositories: dict[str, HubRepository] = {}
         self.requests: list[tuple[str, str]] = []
+        self.authorizations: list[str | None] = []
         self.endpoint = ""
 
-    def add(self, repo_id: str, directory: pathlib.Path) -> HubRepository:
-        self.repositories[repo_id] = HubRepository(directory)
+    def add(self, repo_id: str, directory: pathlib.Path, token: str | None = None) -> HubRepository:
+        self.repositories[repo_id] = HubRepository(directory, token)
         return self.repositories[repo_id]
 
 
@@ -60,6 +64,8 @@ def _handler(hub: StandInHub) -> type[http.server.BaseHTTPRequestHandler]:
         def _repository(self, repo_id: str, revision: str) -> HubRepository | None:
             repository = hub.repositories.get(repo_id)
             if repository is None or revision not in ("main", repository.commit):
+                return None
+            if repository.token and self.headers.get("Authorization") != f"Bearer {repository.token}":
                 return None
             return repository
 
@@ -80,6 +86,7 @@ def _handler(hub: StandInHub) -> type[http.server.BaseHTTPRequestHandler]:
         def _answer(self, head: bool) -> None:
             path = self.path.split("?", 1)[0]
             hub.requests.append((self.command, path))
+            hub.authorizations.append(self.headers.get("Authorization"))
             match = info.fullmatch(path)
             if match and not head:
                 repository = self._repository(match["repo"], match["rev"])

@@ -173,6 +173,23 @@ def test_environment_is_honoured(hub, tmp_path):
     assert (tmp_path / "a" / "config.json").read_bytes() == (tmp_path / "b" / "config.json").read_bytes()
 
 
+def test_token_reaches_a_private_repository(hub, tiny_bert, tmp_path):
+    """HF_TOKEN, in a fresh process: without it a private repository is not found; with it the token goes in the
+    requests' Authorization header and the model downloads."""
+    hub.add("org/private-bert", tiny_bert, token="hf_stand_in_token")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env.pop("HF_TOKEN", None)
+    command = [sys.executable, "-m", "kbert.cli.main", "download", "org/private-bert", "--out", str(tmp_path / "p")]
+    refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "'org/private-bert' not found" in refused.stderr, refused.stderr[-2000:]
+    asked = len(hub.authorizations)
+    allowed = subprocess.run(command, env={**env, "HF_TOKEN": "hf_stand_in_token"}, capture_output=True,
+                             text=True, timeout=120)
+    assert allowed.returncode == 0, allowed.stderr[-2000:]
+    assert "Bearer hf_stand_in_token" in hub.authorizations[asked:]
+    assert (tmp_path / "p" / "model.safetensors").read_bytes() == (tiny_bert / "model.safetensors").read_bytes()
+
+
 def test_finetune_from_a_hub_name_records_the_commit(hub, tmp_path):
     train = write_tsv(tmp_path / "train.tsv", ["sentence", "label"], keyword_rows(16, 0))
     out = tmp_path / "model"
