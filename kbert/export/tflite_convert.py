@@ -11,6 +11,7 @@ FastWordpieceDetokenize, FastWordpieceTokenizeWithOffsets, FastSentencepieceToke
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import os
 import tempfile
@@ -19,6 +20,7 @@ import tensorflow as tf
 
 import kbert.file_io as file_io
 from kbert.export.export_source import ExportSource, build_module
+from kbert.export.model_precision import with_precision
 from kbert.precision import check_quantize
 from kbert.text import BertTokenizer
 
@@ -51,12 +53,15 @@ def convert(source: ExportSource, quantize: str = "none", workdir: str | os.Path
             converter reads (left for the caller to delete); None uses a local temporary directory.
 
     Returns:
-        The TFLite model bytes, with the SavedModel's signatures.
+        The TFLite model bytes, with the SavedModel's signatures. The graph computes in float32 whatever policy
+        the model was trained under: a bfloat16 graph converts, but LiteRT has no bfloat16 kernels for some of
+        its ops (Slice) and would refuse it when first run.
 
     Example:
     >>> pathlib.Path("model.tflite").write_bytes(convert(source, quantize="dynamic"))  # doctest: +SKIP
     """
     check_quantize(quantize)
+    source = dataclasses.replace(source, model=with_precision(source.model, "float32"))
     module = build_module(source, tokenizer=lite_tokenizer(source.tokenizer))
     staging = tempfile.TemporaryDirectory() if workdir is None else contextlib.nullcontext(file_io.fspath(workdir))
     with staging as tmp:

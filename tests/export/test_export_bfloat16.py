@@ -96,3 +96,20 @@ def test_tflite_with_bfloat16_is_float32_and_says_so(tmp_path):
     with pytest.warns(PrecisionWarning, match="TFLite has no bfloat16 kernels"):
         out = export(src, tmp_path / "1", tflite=True, precision="bfloat16")
     assert (out / "model.tflite").is_file()
+
+
+@pytest.mark.slow  # a TFLite conversion: about 20 s
+def test_tflite_of_a_model_trained_in_bfloat16_runs_in_float32():
+    """`tflite_convert.convert` of a model under Keras' mixed bfloat16 policy (as `kbert finetune` leaves it on a
+    CPU with bfloat16): the file runs in LiteRT (a bfloat16 graph converts, but LiteRT has no bfloat16 Slice) and
+    answers as the float32 model."""
+    import dataclasses
+
+    from kbert.export import tflite, tflite_convert
+
+    src = cases.sources()["classify"]
+    trained_in_bf16 = dataclasses.replace(src, model=with_precision(src.model, "bfloat16"))
+    texts = cases.inputs_of("classify")["text"]
+    lite = tflite.run(tflite.interpreter(tflite_convert.convert(trained_in_bf16)), {"text": texts})
+    want = cases.reference(src, {"text": texts})
+    np.testing.assert_allclose(lite["probabilities"], want["probabilities"], atol=1e-5)
