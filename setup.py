@@ -43,6 +43,9 @@ TEST_REQUIRES = [
 # `kbert create-pretraining-data --beam`. 2.74+ keeps TF 2.21's numpy, grpcio (tensorboard needs >= 1.74) and
 # protobuf 6; Beam caps protobuf < 7, pillow < 13 and pyarrow < 26, which TensorFlow 2.20 and 2.21 accept.
 BEAM_REQUIRES = ["apache-beam>=2.74,<3"]
+# Running `kbert export --mediapipe`'s file with MediaPipe Tasks (writing it needs only TensorFlow); 1.2.2's pins
+# fit TF 2.21's (numpy, protobuf, flatbuffers).
+MEDIAPIPE_REQUIRES = ["mediapipe==1.2.2"]
 # Models by Hugging Face Hub name (`kbert.load_pretrained("hf://ORG/NAME")`, `kbert download`).
 HUB_REQUIRES = ["huggingface_hub>=1.0"]
 
@@ -55,7 +58,7 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["kbert", "kbert.*"]),
     install_requires=INSTALL_REQUIRES,
-    extras_require={"test": TEST_REQUIRES + BEAM_REQUIRES + HUB_REQUIRES, "beam": BEAM_REQUIRES,
-                    "notebooks": NOTEBOOKS_REQUIRES, "hub": HUB_REQUIRES},
+    extras_require={"test": TEST_REQUIRES + BEAM_REQUIRES + HUB_REQUIRES + MEDIAPIPE_REQUIRES, "beam": BEAM_REQUIRES,
+                    "notebooks": NOTEBOOKS_REQUIRES, "hub": HUB_REQUIRES, "mediapipe": MEDIAPIPE_REQUIRES},
     entry_points={"console_scripts": ["kbert=kbert.cli.main:entry_point"]},
 )

@@ -17,6 +17,8 @@ class ExportSettings:
         model_dir: str. A kbert model directory (task.json), an encoder checkpoint or a model name.
         out: str. The export directory to create.
         tflite: bool. Also write OUT/model.tflite.
+        mediapipe: bool. Also write OUT/model.mediapipe.tflite, for MediaPipe Tasks' TextClassifier or
+            TextEmbedder.
         quantize: str. TFLite weights: "none", "dynamic" or "float16".
         sequence_length: int or None. Longest packed input (None: the training sequence length).
         force: bool. Replace OUT if it exists.
@@ -35,9 +37,15 @@ class ExportSettings:
     out: str = dataclasses.field(metadata={"help": "export directory to create"})
     tflite: bool = dataclasses.field(default=False, metadata={
         "switch": True, "help": "also write OUT/model.tflite (LiteRT)"})
+    mediapipe: bool = dataclasses.field(default=False, metadata={
+        "switch": True,
+        "help": "also write OUT/model.mediapipe.tflite for MediaPipe Tasks (TextClassifier for classify, "
+                "TextEmbedder for embed and encoder): WordPiece ids in (MediaPipe tokenizes), vocabulary and "
+                "labels in its metadata; uncased WordPiece models of one text only (see docs/cli.md)"})
     quantize: str = dataclasses.field(default="none", metadata={
         "choices": QUANTIZE_MODES,
-        "help": "TFLite weights: float32, dynamic-range int8, or float16 (default: none)"})
+        "help": "TFLite weights (model.tflite and model.mediapipe.tflite): float32, dynamic-range int8, or "
+                "float16 (default: none)"})
     sequence_length: int | None = dataclasses.field(default=None, metadata={
         "help": "longest packed input (default: the training sequence length; 128 for an encoder)"})
     force: bool = dataclasses.field(default=False, metadata={"switch": True, "help": "replace OUT if it exists"})
@@ -54,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Export a fine-tuned model directory (or a bare encoder checkpoint) as one SavedModel that takes "
         "raw strings: tokenizer, packing, model and post-processing. OUT may be a TF Serving version "
         "directory (export/models/NAME/VERSION); it is written beside OUT and renamed into place. "
-        "With --tflite the TFLite file is written inside the export, at OUT/model.tflite."
+        "With --tflite the TFLite file is written inside the export, at OUT/model.tflite; with --mediapipe "
+        "one that MediaPipe Tasks runs, at OUT/model.mediapipe.tflite."
     )
     add_dataclass_flags(parser, ExportSettings, required=("out",))
 
@@ -68,8 +77,11 @@ def run(args: argparse.Namespace) -> int:
     settings = ExportSettings(**collect(args, ExportSettings))
     precision, why = resolve_precision(settings.precision)
     out = export(settings.model_dir, settings.out, tflite=settings.tflite, quantize=settings.quantize,
-                 sequence_length=settings.sequence_length, force=settings.force, precision=precision)
+                 sequence_length=settings.sequence_length, force=settings.force, precision=precision,
+                 mediapipe=settings.mediapipe)
     print(f"SavedModel ({precision}{'; ' + why if why else ''}) written to {out}")
     if settings.tflite:
         print(f"TFLite (float32) written to {file_io.join(out, 'model.tflite')}")
+    if settings.mediapipe:
+        print(f"TFLite for MediaPipe Tasks written to {file_io.join(out, 'model.mediapipe.tflite')}")
     return 0

@@ -7,6 +7,8 @@
                                               tokenizer_config.json, so `load_tokenizer(OUT/assets)` reloads it
     OUT/assets.extra/tf_serving_warmup_requests        PredictionLog records, one per signature
     OUT/model.tflite                          with --tflite (TF Serving ignores it)
+    OUT/model.mediapipe.tflite                with --mediapipe: for MediaPipe Tasks' TextClassifier or
+                                              TextEmbedder (`kbert.export.mediapipe_convert`)
 
 The config file (`kbert.export.export_config`) records what the task declares for each signature: its
 inputs in call order, its outputs and the padded outputs a count trims; `kbert predict` reads them there.
@@ -29,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 import kbert.file_io as file_io
-from kbert.export import tflite_convert
+from kbert.export import mediapipe_convert, tflite_convert
 from kbert.export.export_config import CONFIG_FILE
 
 TOKENIZER_CONFIG = "tokenizer_config.json"  # written by every tokenizer's `save_vocabulary`
@@ -44,7 +46,7 @@ TFLITE_FILE = "model.tflite"
 
 def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,
            quantize: str = "none", sequence_length: int | None = None, force: bool = False,
-           precision: str = "float32", _before_rename=None) -> str | os.PathLike:
+           precision: str = "float32", mediapipe: bool = False, _before_rename=None) -> str | os.PathLike:
     """Writes the SavedModel (and optionally `model.tflite` inside it) atomically at `out`.
 
     Args:
@@ -60,6 +62,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
             `assets/kbert_export.json`. TFLite has no bfloat16 kernels, so `model.tflite` stays float32;
             a `PrecisionWarning` says so, and another says when this CPU lacks native bfloat16 (the
             export is written all the same, for serving elsewhere).
+        mediapipe: also write `out/model.mediapipe.tflite` (float32, `quantize` as for TFLite), which
+            MediaPipe's `TextClassifier` or `TextEmbedder` runs: WordPiece ids in, vocabulary and labels in
+            its metadata (`kbert.export.mediapipe_convert`).
 
     Returns:
         `out`, as given.
@@ -67,7 +72,8 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     Raises:
         FileExistsError: `out` exists and `force` is False.
         ValueError: `tflite` with a tokenizer that LiteRT cannot run, or without the offsets the task's
-            outputs need (`tflite_convert.refusal` says why); nothing is written.
+            outputs need (`tflite_convert.refusal` says why); or `mediapipe` with a task, tokenizer or
+            text pair MediaPipe's text tasks cannot run (`mediapipe_convert.refusal`); nothing is written.
     """
     check_quantize(quantize)
     precision, _ = resolve_precision(precision)
@@ -76,7 +82,8 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     elif sequence_length:
         source = dataclasses.replace(source, sequence_length=int(sequence_length))
     given, out = out, file_io.fspath(out).rstrip("/")
-    refusal = tflite_convert.refusal(source) if tflite else None
+    refusal = (tflite_convert.refusal(source) if tflite else None) or (
+        mediapipe_convert.refusal(source) if mediapipe else None)
     if refusal:  # before anything is written
         raise ValueError(refusal)
     if file_io.exists(out) and not force:
@@ -84,13 +91,19 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     # Written beside `out` (hidden and non-numeric: TF Serving only loads directories named by an integer),
     # then renamed into place.
     with file_io.staged_directory(out) as tmp:
-        module = build_module(_in_precision(source, precision, tflite))
+        module = build_module(_in_precision(source, precision, tflite or mediapipe))
         write_saved_model(module, source, tmp, precision=precision)
         if tflite:
             float32 = _in_precision(source, "float32", tflite=False)
             workdir = file_io.join(tmp, ".tflite-savedmodel")
             file_io.write_bytes(file_io.join(tmp, TFLITE_FILE),
                                 tflite_convert.convert(float32, quantize=quantize, workdir=workdir))
+            file_io.rmtree(workdir)
+        if mediapipe:
+            float32 = _in_precision(source, "float32", tflite=False)
+            workdir = file_io.join(tmp, ".mediapipe-savedmodel")
+            file_io.write_bytes(file_io.join(tmp, mediapipe_convert.MEDIAPIPE_FILE),
+                                mediapipe_convert.convert(float32, quantize=quantize, workdir=workdir))
             file_io.rmtree(workdir)
         if _before_rename is not None:
             _before_rename(tmp)
@@ -107,8 +120,8 @@ def _in_precision(source: ExportSource, precision: str, tflite: bool) -> ExportS
     if message:
         warnings.warn(message, PrecisionWarning, stacklevel=3)
     if tflite:
-        warnings.warn("TFLite has no bfloat16 kernels: model.tflite is exported in float32; only the SavedModel "
-                      "computes in bfloat16", PrecisionWarning, stacklevel=3)
+        warnings.warn("TFLite has no bfloat16 kernels: the .tflite files are exported in float32; only the "
+                      "SavedModel computes in bfloat16", PrecisionWarning, stacklevel=3)
     return dataclasses.replace(source, model=with_precision(source.model, precision))
 
 

@@ -240,6 +240,17 @@ class Task(TaskSettings):
         inputs `serving_inputs(pair)` declares."""
         raise NotImplementedError
 
+    # -- MediaPipe -----------------------------------------------------------------------------------
+    # The MediaPipe Tasks text API that runs this task's model: "TextClassifier" (scores of named
+    # categories) or "TextEmbedder" (a vector); None when MediaPipe has no task for it.
+    mediapipe_task: ClassVar[str | None] = None
+
+    def mediapipe_output(self, inputs: dict[str, tf.Tensor], outputs: Any) -> dict[str, tf.Tensor]:
+        """The one output MediaPipe's task reads, `{name: (1, n) float32}`, from the packed inputs of one text
+        and the model's outputs (`kbert.export.mediapipe_convert`): the scores for `TextClassifier`, the
+        vector for `TextEmbedder`."""
+        raise NotImplementedError(f"the {self.name} task has no MediaPipe output")
+
     # -- the model directory ---------------------------------------------------------------------------
     def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,
                      sequence_length: int) -> None:

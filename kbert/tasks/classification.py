@@ -120,10 +120,16 @@ class ClassificationTask(ClassificationSettings, Task):
 
         def head(x: dict[str, tf.Tensor], logits: tf.Tensor) -> dict[str, tf.Tensor]:
             label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
-            return {"probabilities": tf.nn.softmax(logits, axis=-1), "label_id": label_id,
+            return {**self.mediapipe_output(x, logits), "label_id": label_id,
                     "label": tf.gather(label_table, label_id)}
 
         return sentence_functions(inputs, pair, head)
+
+    mediapipe_task: ClassVar[str | None] = "TextClassifier"
+
+    def mediapipe_output(self, inputs: dict[str, tf.Tensor], outputs: tf.Tensor) -> dict[str, tf.Tensor]:
+        """`probabilities` (batch, C): the softmax of the logits, one score per label."""
+        return {"probabilities": tf.nn.softmax(outputs, axis=-1)}
 
 
 @dataclasses.dataclass
@@ -135,6 +141,8 @@ class RegressionTask(ClassificationTask):
     summary: ClassVar[str] = "one text or a text pair -> a score"
 
     regression: bool | None = True
+    # MediaPipe's TextClassifier names each score's category; a score on a scale has none.
+    mediapipe_task: ClassVar[str | None] = None
 
     def prepare(self, source: str | os.PathLike, examples: Sequence[Example]) -> Task:
         return self

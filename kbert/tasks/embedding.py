@@ -127,8 +127,14 @@ class EmbeddingTask(EmbeddingSettings, Task):
 
     def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
         """embed(text) -> embedding (batch, hidden) float32, unit length with `normalize`."""
-        functions = sentence_functions(inputs, False, lambda x, embedding: {"embedding": embedding})
+        functions = sentence_functions(inputs, False, self.mediapipe_output)
         return {name: functions[name] for name in self.serving_inputs()}
+
+    mediapipe_task: ClassVar[str | None] = "TextEmbedder"
+
+    def mediapipe_output(self, inputs: dict[str, tf.Tensor], outputs: tf.Tensor) -> dict[str, tf.Tensor]:
+        """`embedding` (batch, hidden): the model's sentence vector."""
+        return {"embedding": outputs}
 
     # -- the model directory ---------------------------------------------------------------------------
     def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,

@@ -41,13 +41,20 @@ class EncoderTask(Task):
         """encoder(text[, text_pair]) -> pooled_output (batch, H), mean_embedding (batch, H) and embedding
         (batch, H): the token vectors pooled with `pooling` (and L2-normalised with `normalize`), as
         sentence-transformers computes a sentence embedding."""
-        mean, pool = SentencePooling("mean"), SentencePooling(self.pooling)
-        unit = keras.layers.UnitNormalization(dtype="float32")
+        mean = SentencePooling("mean")
 
         def head(x: dict[str, tf.Tensor], y: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-            embedding = pool(y["sequence_output"], x["padding_mask"])
             return {"pooled_output": y["pooled_output"],
                     "mean_embedding": mean(y["sequence_output"], x["padding_mask"]),
-                    "embedding": unit(embedding) if self.normalize else embedding}
+                    **self.mediapipe_output(x, y)}
 
         return sentence_functions(inputs, pair, head)
+
+    mediapipe_task: ClassVar[str | None] = "TextEmbedder"
+
+    def mediapipe_output(self, inputs: dict[str, tf.Tensor], outputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """`embedding` (batch, H): the token vectors pooled with `pooling`, L2-normalised with `normalize`."""
+        embedding = SentencePooling(self.pooling)(outputs["sequence_output"], inputs["padding_mask"])
+        if self.normalize:  # stateless layers: built per call
+            embedding = keras.layers.UnitNormalization(dtype="float32")(embedding)
+        return {"embedding": embedding}

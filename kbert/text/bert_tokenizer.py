@@ -110,6 +110,15 @@ class BertTokenizer(TokenVocabulary, keras.layers.Layer):
     # Its twin that LiteRT runs ("module:class", built by `from_tokenizer`): the same ids and offsets.
     tflite_twin = "kbert.text.tflite_bert_tokenizer:TFLiteBertTokenizer"
 
+    @property
+    def mediapipe_unsupported(self) -> str | None:
+        """Why MediaPipe's WordPiece preprocessing cannot stand in for this tokenizer, or None: it lower-cases
+        every text's ASCII letters, which a cased vocabulary tells apart."""
+        if not self.lowercase:
+            return ("a cased vocabulary: MediaPipe's BERT preprocessing lower-cases every text "
+                    "(absl::AsciiStrToLower) before its WordPiece tokenizer, so the model would see other ids")
+        return None
+
     # ---- vocabulary (the look-ups are `TokenVocabulary`'s) ------------------------------------------
     def save_vocabulary(self, directory: str | os.PathLike) -> str:
         """Writes `vocab.txt` and `tokenizer_config.json` (`do_lower_case`) into `directory`; returns the

@@ -63,6 +63,9 @@ class ByteLevelBpeTokenizer(TokenVocabulary, keras.layers.Layer):
     # Why no TFLite file can hold this tokenizer (`kbert export --tflite` refuses with it).
     tflite_unsupported = ("byte-level BPE runs on regex and string ops that LiteRT has no kernels for (see "
                           "docs/investigations/byte-level-bpe.md): export a SavedModel instead (without --tflite)")
+    # Why MediaPipe's text tasks cannot tokenize for it (`kbert export --mediapipe` refuses with it).
+    mediapipe_unsupported = ("MediaPipe's text preprocessing tokenizes with WordPiece, SentencePiece or a regex "
+                             "and has no byte-level BPE, and its BERT packing adds [CLS]/[SEP], not <s>/</s>")
 
     def __init__(
         self,

@@ -88,6 +88,9 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     in_tflite = False  # runs string ops that LiteRT lacks
     # Its twin that LiteRT runs ("module:class", built by `from_tokenizer`): the same ids, no offsets.
     tflite_twin = "kbert.text.tflite_sentencepiece_tokenizer:TFLiteSentencePieceTokenizer"
+    # `kbert export --mediapipe` writes MediaPipe's WordPiece metadata (BertTokenizerOptions) only.
+    mediapipe_unsupported = ("kbert writes MediaPipe's BERT inputs with a WordPiece vocabulary only; MediaPipe's "
+                             "SentencePiece route (SentencePieceTokenizerOptions) is not written")
 
     def __init__(self, proto: bytes | str | os.PathLike, lowercase: bool = True, strip_accents: bool = True,
                  **kwargs):
