@@ -27,6 +27,7 @@ import tensorflow as tf
 import kbert.file_io as file_io
 from kbert.export.export_source import ExportSource
 from kbert.export.mediapipe_metadata import BERT_INPUTS, with_bert_metadata
+from kbert.export.model_precision import with_precision
 from kbert.precision import check_quantize
 
 MEDIAPIPE_FILE = "model.mediapipe.tflite"
@@ -54,7 +55,7 @@ def convert(source: ExportSource, quantize: str = "none", workdir: str | os.Path
     """Converts an `ExportSource` to a `.tflite` flatbuffer for MediaPipe Tasks, metadata included.
 
     Args:
-        source: `kbert.export.ExportSource` of a float32 model (`kbert.export.model_precision.with_precision`).
+        source: `kbert.export.ExportSource`; its model runs in float32 here, whatever its policy.
         quantize: one of `kbert.precision.QUANTIZE_MODES`, as for model.tflite.
         workdir: an empty or absent directory, on any file system, for the intermediate SavedModel the
             converter reads (left for the caller to delete); None uses a local temporary directory.
@@ -73,7 +74,8 @@ def convert(source: ExportSource, quantize: str = "none", workdir: str | os.Path
     why = refusal(source)
     if why:
         raise ValueError(why)
-    model, task, length = source.model, source.task, source.sequence_length
+    # float32 whatever policy the model was trained under, as model.tflite (`tflite_convert.convert`)
+    model, task, length = with_precision(source.model, "float32"), source.task, source.sequence_length
     specs = [tf.TensorSpec([1, length], tf.int32, name=name) for name in BERT_INPUTS]
 
     @tf.function(input_signature=specs)
