@@ -42,3 +42,7 @@ POOLING_MODES: tuple[str, ...] = get_args(PoolingMode)
 # Batches whose examples are sorted by length together: in training (`kbert.data_pipeline.index_batches`) and
 # where inference has its whole input (`kbert.length_batches`). Bounded, so memory stays flat on any corpus.
 GROUP_WINDOW = 16
+
+# The export's signature that embeds with a sentence model's prompt NAME (`kbert export` of a model with
+# prompts; `kbert embed --prompt-name NAME` calls it).
+PROMPT_SIGNATURE = "prompt_{}"

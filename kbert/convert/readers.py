@@ -95,6 +95,18 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[BertConfig, dict[str, np.n
     return config, _read_hf(path, config.model_type)
 
 
+def read_state_dict(directory: str | os.PathLike) -> dict[str, np.ndarray]:
+    """A torch module's tensors under their own names, from `directory`'s model.safetensors or, failing that,
+    pytorch_model.bin (a sentence-transformers module folder, e.g. 2_Dense, saves either)."""
+    directory = file_io.fspath(directory)
+    safetensors_file = file_io.join(directory, "model.safetensors")
+    if file_io.isfile(safetensors_file):
+        return _read_safetensors(safetensors_file)
+    if file_io.isfile(file_io.join(directory, "pytorch_model.bin")):
+        return _read_torch_bin(file_io.join(directory, "pytorch_model.bin"))
+    raise FileNotFoundError(f"No model.safetensors or pytorch_model.bin in {directory}")
+
+
 def _read_safetensors(file: str) -> dict[str, np.ndarray]:
     if not file_io.isfile(file):
         raise FileNotFoundError(f"Weights file not found: {file}")

@@ -88,7 +88,7 @@ def build_pipeline(pipeline, config: EmbedConfig, files: Sequence[str]) -> None:
                     | "GroupIds" >> beam.GroupByKey()
                     | "FirstOfEachId" >> beam.FlatMap(_first_of_id)
                     | "SplitDuplicates" >> beam.Partition(lambda row, _: 0 if row.problem is None else 1, 2))
-    handler = ExportModelHandler(config.model, config.output_name, config.signature).with_no_batching()
+    handler = ExportModelHandler(config.model, config.output_name, config.call_signature()).with_no_batching()
     vectors = (first
                | "ByWindow" >> beam.Map(lambda row: (window_key(row, config), row))
                | "GroupWindows" >> beam.GroupByKey()
@@ -151,7 +151,8 @@ def embed_corpus_beam(config: EmbedConfig, pipeline_args: Sequence[str] = ()) ->
     require_pyarrow()
     start = time.perf_counter()
     files = expand_inputs(inputs_of(config))
-    Embedder(config.model, config.output_name, config.signature)  # a wrong export fails here, not in a worker
+    # A wrong export fails here, not in a worker.
+    Embedder(config.model, config.output_name, config.call_signature())
     prepare_output(config.out, config.force)
     with beam.Pipeline(options=PipelineOptions(list(pipeline_args))) as pipeline:
         build_pipeline(pipeline, config, files)

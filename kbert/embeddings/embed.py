@@ -107,7 +107,7 @@ def embed_corpus(config: EmbedConfig) -> dict[str, Any]:
     require_pyarrow()  # before the work, not when the shards are written
     start = time.perf_counter()
     files = expand_inputs(inputs_of(config))
-    embedder = Embedder(config.model, config.output_name, config.signature)
+    embedder = Embedder(config.model, config.output_name, config.call_signature())
     prepare_output(config.out, config.force)
     rows_read = 0
     skipped = dict.fromkeys(PROBLEMS, 0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from kbert.constants import GROUP_WINDOW
+from kbert.constants import GROUP_WINDOW, PROMPT_SIGNATURE
 from kbert.embeddings.corpus_rows import FILE_FORMATS
 
 
@@ -24,6 +24,9 @@ class EmbedConfig:
         id_column: str. The column holding each row's id (a string, or a JSON / Parquet integer).
         output_name: str. The signature output holding the vectors, `(batch, H)` floats.
         signature: str. The signature to call.
+        prompt_name: str or None. Embed with the sentence model's prompt of this name: the export's
+            `prompt_NAME` signature (`kbert export` of a model with prompts); None: `signature`, whose
+            `serving_default` applies the model's default prompt, if it has one.
         batch_size: int. Texts per call of the model.
         sort_window: int. Batches sorted by length together: the rows `[k * W, (k + 1) * W)` of a file,
             W = `sort_window * batch_size` (less the skipped ones), are cut into batches longest first
@@ -53,6 +56,9 @@ class EmbedConfig:
     output_name: str = dataclasses.field(default="embedding", metadata={
         "help": "the signature's output holding the vectors (a bare encoder export: mean_embedding)"})
     signature: str = dataclasses.field(default="serving_default", metadata={"help": "signature to call"})
+    prompt_name: str | None = dataclasses.field(default=None, metadata={
+        "help": "embed with the sentence model's prompt NAME (e.g. query, passage): the export's prompt_NAME "
+                "signature (default: serving_default, with the model's default prompt if it has one)"})
     batch_size: int = dataclasses.field(default=64, metadata={
         "help": "texts per call: rows of one file, the same batches with or without --beam"})
     sort_window: int = dataclasses.field(default=GROUP_WINDOW, metadata={
@@ -82,12 +88,19 @@ class EmbedConfig:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
         if self.file_format is not None and self.file_format not in FILE_FORMATS:
             raise ValueError(f"file_format must be one of {list(FILE_FORMATS)}, got {self.file_format!r}")
+        if self.prompt_name is not None and self.signature != "serving_default":
+            raise ValueError(f"prompt_name {self.prompt_name!r} picks the signature "
+                             f"{self.call_signature()!r}: give it or signature {self.signature!r}, not both")
         if self.text_column == self.id_column:
             raise ValueError(f"text_column and id_column are both {self.text_column!r}: name two columns")
 
+    def call_signature(self) -> str:
+        """The export's signature that embeds: `prompt_NAME` with a prompt name, else `signature`."""
+        return PROMPT_SIGNATURE.format(self.prompt_name) if self.prompt_name is not None else self.signature
+
     def settings(self) -> dict:
         """What `manifest.json` records of the run's settings."""
-        return {"model": self.model, "signature": self.signature, "output_name": self.output_name,
+        return {"model": self.model, "signature": self.call_signature(), "output_name": self.output_name,
                 "text_column": self.text_column, "id_column": self.id_column, "batch_size": self.batch_size,
                 "sort_window": self.sort_window}
 

@@ -44,6 +44,7 @@ HUB_FILES = (
     "config_sentence_transformers.json", "modules.json", "*special_tokens_map.json", "*tokenizer.json",
     "*vocab.txt", "*vocab.json", "*merges.txt", "*spiece.model", "30k-clean.model",
     "*.safetensors", "*model.safetensors.index.json", "*.ckpt*",
+    "*_Dense/pytorch_model.bin",        # a Dense module's weights (small), saved so before sentence-transformers 3
 )
 # Read only when a repository has no safetensors weights: the pickled file is often the same weights again.
 TORCH_WEIGHTS = ("*pytorch_model.bin",)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Any, Callable, ClassVar, Sequence
 
 import keras
@@ -16,8 +17,10 @@ import numpy as np
 import tensorflow as tf
 
 import kbert.file_io as file_io
+from kbert.constants import PROMPT_SIGNATURE
 from kbert.file_io.model_source import resolve_model
 from kbert.convert.checkpoints import load_pretrained, save_pretrained
+from kbert.convert.sentence_dense import SentenceDense, read_dense_weights
 from kbert.convert.sentence_transformers import (SentenceTransformersConfig, read_sentence_transformers,
                                                  write_sentence_transformers)
 from kbert.metrics.embedding import retrieval_metrics, similarity_metrics
@@ -29,7 +32,7 @@ from kbert.tasks.embedding_model import BertSentenceEmbedder
 from kbert.tasks.embedding_settings import EmbeddingSettings
 from kbert.tasks.readers.local_files import is_text_lines, read_text_lines
 from kbert.tasks.readers.sources import parse_source
-from kbert.tasks.serving import ServingInputs, sentence_functions
+from kbert.tasks.serving import ServingInputs, named
 from kbert.tasks.soft_targets import vector_mse
 from kbert.text import BertPreprocessor, BertTokenizer, load_tokenizer
 
@@ -44,7 +47,8 @@ class EmbeddingTask(EmbeddingSettings, Task):
     and reports `spearman` / `pearson` with a score column (STS), else retrieval over the pairs, each text
     looking for its own pair among all of them (`recall@1`, `recall@10`, `mrr@10`, `ndcg@10`). The model
     directory is also a sentence-transformers directory (`write_extras`), and the export serves
-    `serving_default(text) -> embedding`.
+    `serving_default(text) -> embedding` (with the default prompt, if any) and, per prompt NAME,
+    `prompt_NAME(text) -> embedding`.
 
     Args:
         The fields of `EmbeddingSettings` (its flags and `task.json` entries).
@@ -121,14 +125,57 @@ class EmbeddingTask(EmbeddingSettings, Task):
         return retrieval_metrics(vectors[:, 0], vectors[:, 1])
 
     # -- serving -------------------------------------------------------------------------------------
+    def prompt_text(self, prompt_name: str | None = None) -> str:
+        """The text prepended to each text: the prompt `prompt_name`'s, or with None the default prompt's
+        (none: ""), as sentence-transformers picks it.
+
+        Example:
+        >>> task = EmbeddingTask(prompts={"query": "query: ", "passage": "passage: "}, default_prompt_name="query")
+        >>> task.prompt_text(), task.prompt_text("passage")
+        ('query: ', 'passage: ')
+        """
+        prompts = self.prompts or {}
+        name = self.default_prompt_name if prompt_name is None else prompt_name
+        if name is not None and name not in prompts:
+            raise ValueError(f"no prompt {name!r}: the model's prompts are {sorted(prompts)}")
+        return prompts[name] if name is not None else ""
+
     def serving_inputs(self, pair: bool = False) -> dict[str, tuple[str, ...]]:
         """One text: a pair packed as one sequence is not what a sentence embedding is of."""
-        return {"preprocess": ("text",), "serving_default": ("text",)}
+        prompts = {PROMPT_SIGNATURE.format(name): ("text",) for name in self.prompts or {}}
+        return {"preprocess": ("text",), "serving_default": ("text",), **prompts}
 
     def serving_functions(self, inputs: ServingInputs, pair: bool = False) -> dict[str, Callable]:
-        """embed(text) -> embedding (batch, hidden) float32, unit length with `normalize`."""
-        functions = sentence_functions(inputs, False, self.mediapipe_output)
-        return {name: functions[name] for name in self.serving_inputs()}
+        """serving_default(text) -> embedding (batch, dimension) float32, unit length with `normalize`, of the
+        text with the default prompt prepended (if any); `prompt_NAME(text)` the same with prompt NAME's text;
+        `preprocess(text)` the packed inputs of serving_default.
+
+        The prompt is joined to the text in the graph, before the tokenizer, as sentence-transformers does.
+        TFLite has no kernel to join strings: its export has no prompt signatures, and a model with a default
+        prompt is refused there.
+        """
+        def with_prompt(prompt: str) -> Callable[[tf.Tensor], tf.Tensor]:
+            return lambda text: tf.strings.join([prompt, text]) if prompt else text
+
+        def embed(prompt: str) -> Callable:
+            def answer(text):
+                x = inputs.pack(with_prompt(prompt)(text))
+                return self.mediapipe_output(x, inputs.run_model(x))  # the one output, as MediaPipe's file has it
+
+            return named(answer, False)
+
+        default = self.prompt_text()
+        if default and not inputs.with_strings:
+            raise ValueError(f"the default prompt {self.default_prompt_name!r} ({default!r}) is joined to each "
+                             f"text, and TFLite has no kernel to join strings: export the SavedModel")
+        functions = {"preprocess": named(lambda text: inputs.pack(with_prompt(default)(text)), False),
+                     "serving_default": embed(default)}
+        for name, prompt in (self.prompts or {}).items() if inputs.with_strings else ():
+            if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+                raise ValueError(f"prompt name {name!r}: a signature name takes letters, digits, '_', '.' and "
+                                 f"'-' only")
+            functions[PROMPT_SIGNATURE.format(name)] = embed(prompt)
+        return functions
 
     mediapipe_task: ClassVar[str | None] = "TextEmbedder"
 
@@ -140,11 +187,16 @@ class EmbeddingTask(EmbeddingSettings, Task):
     def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,
                      sequence_length: int) -> None:
         """What sentence-transformers loads the model directory with: the encoder in Hugging Face's layout
-        (config.json, model.safetensors), modules.json, 1_Pooling/config.json and sentence_bert_config.json
-        (`max_seq_length`: the model's sequence length). The vocabulary is the model directory's own."""
+        (config.json, model.safetensors), modules.json, 1_Pooling/config.json, the Dense modules,
+        sentence_bert_config.json (`max_seq_length`: the model's sequence length) and the prompts
+        (config_sentence_transformers.json). The vocabulary is the model directory's own."""
         save_pretrained(model.encoder, directory, format="hf")
-        config = SentenceTransformersConfig(self.pooling, self.normalize, max_seq_length=int(sequence_length))
-        write_sentence_transformers(directory, config, model.encoder.bert_config.hidden_size)
+        dense = tuple(SentenceDense(**layer) for layer in model.dense)
+        config = SentenceTransformersConfig(self.pooling, self.normalize, max_seq_length=int(sequence_length),
+                                            dense=dense, prompts=dict(self.prompts or {}),
+                                            default_prompt_name=self.default_prompt_name)
+        write_sentence_transformers(directory, config, model.encoder.bert_config.hidden_size,
+                                    [layer.get_weights() for layer in model.dense_layers])
 
 
 def read_embedding_pairs(
@@ -202,26 +254,28 @@ def read_embedding_pairs(
 def load_sentence_encoder(path: str | os.PathLike) -> BertSentenceEmbedder:
     """The whole sentence model of a sentence-transformers directory (or of a kbert embed model directory).
 
-    `kbert.load_pretrained(DIR)` reads the encoder alone; this adds the directory's pooling and
-    normalisation, its tokenizer (lower-casing first where `do_lower_case` says so) and its `max_seq_length`.
+    `kbert.load_pretrained(DIR)` reads the encoder alone; this adds the directory's pooling, Dense modules
+    and normalisation, its prompts, its tokenizer (lower-casing first where `do_lower_case` says so) and its
+    `max_seq_length`. `model.encode(texts, prompt_name=...)` then embeds as `SentenceTransformer.encode` does.
 
     Args:
-        path: a sentence-transformers directory (modules.json: Transformer, Pooling [, Normalize]), or a
+        path: a sentence-transformers directory (modules.json: Transformer, Pooling [, Dense ...] [, Normalize]),
+            or a
             model directory written for the embed task (`kbert finetune embed`), or a model name such as
             "hf://sentence-transformers/all-MiniLM-L6-v2" (`kbert.file_io.model_source`).
 
     Returns:
-        A `BertSentenceEmbedder` with `task` (an `EmbeddingTask` of the directory's pooling and
-        normalisation), `tokenizer` and `preprocessor` (packing to `max_seq_length`, as
+        A `BertSentenceEmbedder` with `task` (an `EmbeddingTask` of the directory's pooling, normalisation
+        and prompts), `tokenizer` and `preprocessor` (packing to `max_seq_length`, as
         sentence-transformers truncates), as `kbert.load_model` gives them.
 
     Raises:
-        ValueError: what the directory describes is not a model kbert reproduces exactly (a Dense module, a
-            pooling mode kbert does not have, ...), or a kbert model directory of another task.
+        ValueError: what the directory describes is not a model kbert reproduces exactly (a LayerNorm
+            module, a pooling mode kbert does not have, ...), or a kbert model directory of another task.
 
     Example:
     >>> model = load_sentence_encoder(kbert.pretrained.minilm_path())  # doctest: +SKIP
-    >>> model.predict_on_batch(model.preprocessor(["A cat sat."])).shape  # doctest: +SKIP
+    >>> model.encode(["A cat sat."]).shape  # doctest: +SKIP
     (1, 384)
     """
     # Imported here: model_dir's `TASKS` is read when it is imported, which must not be before every task
@@ -240,8 +294,12 @@ def load_sentence_encoder(path: str | os.PathLike) -> BertSentenceEmbedder:
     tokenizer = load_tokenizer(transformer)
     if config.do_lower_case and not tokenizer.lowercase:  # lower-cased first, then the cased tokenizer's steps
         tokenizer = BertTokenizer(tokenizer.get_vocabulary(), lowercase=True, strip_accents=tokenizer.strip_accents)
-    task = EmbeddingTask(pooling=config.pooling, normalize=config.normalize)
-    model = task.build_model(encoder)
+    task = EmbeddingTask(pooling=config.pooling, normalize=config.normalize, prompts=config.prompts or None,
+                         default_prompt_name=config.default_prompt_name)
+    model = BertSentenceEmbedder(encoder, pooling=config.pooling, normalize=config.normalize,
+                                 dense=[dense.layer_config() for dense in config.dense])
+    for layer, dense in zip(model.dense_layers, config.dense):
+        layer.set_weights(read_dense_weights(directory, dense))
     length = config.max_seq_length or encoder.bert_config.max_position_embeddings
     model.task, model.tokenizer, model.preprocessor = task, tokenizer, BertPreprocessor(tokenizer, length)
     return model

@@ -28,6 +28,10 @@ class EmbeddingSettings(TaskSettings):
         normalize: L2-normalise the embedding (cosine similarity is then a dot product).
         scale: the loss multiplies the cosine similarities by this (an inverse temperature).
         symmetric: the loss also ranks each positive's anchor among all anchors, and averages the two.
+        prompts: optional dict of prompt name -> the text prepended to each text before tokenizing
+            (sentence-transformers' `prompts`, e.g. {"query": "query: ", "passage": "passage: "}); read from a
+            sentence-transformers directory, not a flag.
+        default_prompt_name: optional name of the prompt applied when none is named (not a flag).
 
     Example:
     >>> EmbeddingSettings(text_column="anchor", text_pair_column="positive").pooling
@@ -61,3 +65,5 @@ class EmbeddingSettings(TaskSettings):
     symmetric: bool = dataclasses.field(
         default=False, metadata={"help": "the loss also ranks each positive's anchor among all anchors (default: "
                                          "off)"})
+    prompts: dict[str, str] | None = dataclasses.field(default=None, metadata={"cli": False})
+    default_prompt_name: str | None = dataclasses.field(default=None, metadata={"cli": False})

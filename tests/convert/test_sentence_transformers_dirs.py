@@ -3,10 +3,12 @@ reproduce; the written layout read back. Directories are built in ram:// (every 
 
 import uuid
 
+import numpy as np
 import pytest
 
 import kbert.file_io as file_io
 from kbert.constants import POOLING_MODES
+from kbert.convert.sentence_dense import SentenceDense, read_dense_weights
 from kbert.convert.sentence_transformers import (SentenceTransformersConfig, is_sentence_transformers_dir,
                                                  read_sentence_transformers, write_sentence_transformers)
 
@@ -27,9 +29,9 @@ def directory(files: dict) -> str:
 
 
 def legacy_modules(*kinds: str, transformer_path: str = "") -> list[dict]:
-    paths = {"Transformer": transformer_path, "Pooling": "1_Pooling", "Normalize": "2_Normalize",
-             "Dense": "2_Dense"}
-    return [{"idx": i, "name": str(i), "path": paths[k], "type": LEGACY + k} for i, k in enumerate(kinds)]
+    paths = {"Transformer": transformer_path, "Pooling": "1_Pooling"}
+    return [{"idx": i, "name": str(i), "path": paths.get(k, f"{i}_{k}"), "type": LEGACY + k}
+            for i, k in enumerate(kinds)]
 
 
 def test_all_minilm_l6_v2(minilm):
@@ -68,9 +70,52 @@ def test_a_transformer_in_its_own_folder_and_the_default_mode():
     assert read_sentence_transformers(root) == SentenceTransformersConfig("mean", False, 128, True, "0_Transformer")
 
 
+def test_dense_modules_and_prompts_read_back():
+    root = f"ram://st-{uuid.uuid4().hex}"
+    dense = (SentenceDense(12, True, "tanh"), SentenceDense(8, False, "linear"))
+    config = SentenceTransformersConfig("cls", True, 32, dense=dense, prompts={"query": "query: ", "doc": ""},
+                                        default_prompt_name="query")
+    rng = np.random.default_rng(0)
+    weights = [[rng.normal(size=(16, 12)).astype(np.float32), rng.normal(size=12).astype(np.float32)],
+               [rng.normal(size=(12, 8)).astype(np.float32)]]
+    write_sentence_transformers(root, config, dimension=16, dense_weights=weights)
+    again = read_sentence_transformers(root)
+    assert again == SentenceTransformersConfig("cls", True, 32, dense=(SentenceDense(12, True, "tanh", "2_Dense"),
+                                                                       SentenceDense(8, False, "linear", "3_Dense")),
+                                               prompts={"query": "query: ", "doc": ""}, default_prompt_name="query")
+    assert [m["path"] for m in file_io.read_json(f"{root}/modules.json")] == ["", "1_Pooling", "2_Dense", "3_Dense",
+                                                                             "4_Normalize"]
+    for module, want in zip(again.dense, weights):
+        for got, array in zip(read_dense_weights(root, module), want, strict=True):
+            np.testing.assert_array_equal(got, array)
+    assert file_io.read_json(f"{root}/2_Dense/config.json") == {
+        "in_features": 16, "out_features": 12, "bias": True, "activation_function": "torch.nn.modules.activation.Tanh"}
+
+
+DENSE = {"in_features": 8, "out_features": 4, "bias": True, "activation_function": "torch.nn.modules.activation.Tanh"}
+
+
 @pytest.mark.parametrize("files,message", [
-    ({"modules.json": legacy_modules("Transformer", "Pooling", "Dense", "Normalize")},
-     r"module\(s\) \['sentence_transformers.models.Dense'\] that kbert cannot reproduce"),
+    ({"modules.json": legacy_modules("Transformer", "Pooling", "LayerNorm", "Normalize")},
+     r"module\(s\) \['sentence_transformers.models.LayerNorm'\] that kbert cannot reproduce \(sentence_transformers"
+     r".models.LayerNorm: a layer normalisation of the sentence vector"),
+    ({"modules.json": legacy_modules("Transformer", "WeightedLayerPooling", "Pooling")},
+     "WeightedLayerPooling: it weighs the token vectors of every hidden layer"),
+    ({"modules.json": legacy_modules("Transformer", "Pooling", "CNN")}, "CNN: a convolution over the token vectors"),
+    ({"modules.json": legacy_modules("Transformer", "Pooling", "Normalize", "Dense")},
+     r"the modules \['Transformer', 'Pooling', 'Normalize', 'Dense'\]"),
+    ({"modules.json": legacy_modules("Transformer", "Pooling", "Dense"),
+      "2_Dense/config.json": {**DENSE, "activation_function": "torch.nn.modules.activation.Softplus"}},
+     "activation_function 'torch.nn.modules.activation.Softplus'"),
+    ({"modules.json": legacy_modules("Transformer", "Pooling", "Dense"),
+      "2_Dense/config.json": {**DENSE, "use_residual": True}}, "use_residual true"),
+    ({"modules.json": legacy_modules("Transformer", "Pooling", "Dense"),
+      "1_Pooling/config.json": {"word_embedding_dimension": 16}, "2_Dense/config.json": DENSE},
+     "in_features 8 but the modules before it give vectors of 16"),
+    ({"modules.json": legacy_modules("Transformer", "Pooling"),
+      "1_Pooling/config.json": {"pooling_mode": "mean", "include_prompt": False},
+      "config_sentence_transformers.json": {"prompts": {"query": "query: "}}},
+     "include_prompt false: sentence-transformers leaves the prompt's tokens out of the pooling"),
     ({"modules.json": legacy_modules("Pooling", "Transformer")}, r"the modules \['Pooling', 'Transformer'\]"),
     ({"modules.json": legacy_modules("Transformer", "Pooling"),
       "1_Pooling/config.json": {"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": True}},
@@ -82,8 +127,9 @@ def test_a_transformer_in_its_own_folder_and_the_default_mode():
      "pooling mode 'lasttoken'"),
     ({"modules.json": MODULES_V6, "2_Normalize/config.json": {"module_input_name": "token_embeddings"}},
      "module_input_name 'token_embeddings'"),
-    ({"modules.json": MODULES_V6, "config_sentence_transformers.json": {"default_prompt_name": "query"}},
-     "default_prompt_name 'query'"),
+    ({"modules.json": MODULES_V6, "config_sentence_transformers.json": {"default_prompt_name": "query",
+                                                                         "prompts": {"doc": ""}}},
+     r"default_prompt_name 'query' is not one of the prompts \['doc'\]"),
     ({"modules.json": MODULES_V6, "sentence_bert_config.json": {"transformer_task": "text-generation"}},
      "transformer_task 'text-generation'"),
 ])
