@@ -1,10 +1,11 @@
-"""Encoder configurations of the BERT family (BERT, ALBERT, RoBERTa): presets, and JSON in Google's and Hugging
-Face's field names.
+"""Encoder configurations of the BERT family (BERT, ALBERT, RoBERTa, DistilBERT): presets, and JSON in Google's and
+Hugging Face's field names.
 
 One name per concept: the field names below are Google's `bert_config.json` names, and the same names are
 the encoders' constructor arguments and the CLI flags. Hugging Face's `config.json` uses the same names
-for every field kbert needs, so one reader handles both. A config's `model_type` (Hugging Face's name for
-the family) picks its class: `config_from_dict` reads any of them.
+for every field kbert needs, so one reader handles both; DistilBERT's alone has names of its own (`dim`,
+`n_layers`, ...), which `DistilBertConfig` reads and writes (`hf_fields`) and renames nowhere else. A config's
+`model_type` (Hugging Face's name for the family) picks its class: `config_from_dict` reads any of them.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ class BertConfig:
     model_type: ClassVar[str] = "bert"
     family: ClassVar[str] = "BERT"
     presets: ClassVar[dict[str, tuple[int, ...]]] = PRESETS
+    # Whether the family's released checkpoints hold the pooler (DistilBERT's never do: its pooler starts fresh).
+    checkpoint_pooler: ClassVar[bool] = True
 
     vocab_size: int = 30522
     hidden_size: int = 768
@@ -162,6 +165,14 @@ class BertConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def hf_fields(self) -> dict[str, Any]:
+        """The fields as Hugging Face's `config.json` of the family names them: BERT's names, but for kbert's own
+        alias of the tanh GELU, which transformers calls "gelu_pytorch_tanh"."""
+        fields = self.to_dict()
+        if fields["hidden_act"] == "gelu_approximate":
+            fields["hidden_act"] = "gelu_pytorch_tanh"
+        return fields
 
     def to_json_file(self, path: str | os.PathLike, **extra: Any) -> None:
         """Writes the fields and `model_type` (which `config_from_dict` reads back), and `extra` fields."""
@@ -261,8 +272,80 @@ class RobertaConfig(BertConfig):
         return self.max_position_embeddings - self.pad_token_id - 1
 
 
+# DistilBERT's release (6 layers of BERT-base's width), and BERT's smaller shapes for students trained here.
+DISTILBERT_PRESETS: dict[str, tuple[int, ...]] = {
+    **{name: PRESETS[name] for name in ("tiny", "mini", "small", "medium")}, "base": (6, 768)}
+# Hugging Face's DistilBERT `config.json` names -> the same fields' names in kbert (Google's).
+DISTILBERT_HF_FIELDS = {"dim": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads",
+                        "hidden_dim": "intermediate_size", "activation": "hidden_act",
+                        "dropout": "hidden_dropout_prob", "attention_dropout": "attention_probs_dropout_prob"}
+
+
+@dataclasses.dataclass
+class DistilBertConfig(BertConfig):
+    """The shape of a DistilBERT encoder (Sanh et al. 2019): BERT's function without segments, in half the layers.
+
+    Hugging Face's `DistilBertConfig` names the fields its own way (`dim`, `n_layers`, `n_heads`, `hidden_dim`,
+    `activation`, `dropout`, `attention_dropout`: `DISTILBERT_HF_FIELDS`); kbert keeps BERT's names everywhere and
+    renames them only when reading or writing Hugging Face's `config.json` (`from_dict`, `hf_fields`).
+
+    Args:
+        type_vocab_size: int. 0: DistilBERT has no segment table, so `segment_ids` change nothing.
+        **BertConfig's fields**, with DistilBERT's defaults: num_hidden_layers 6, type_vocab_size 0 (its LayerNorm
+            epsilon is BERT's 1e-12, fixed in Hugging Face's code).
+
+    Learned positions only: a config with `sinusoidal_pos_embds` true is refused by name.
+
+    Example:
+    >>> config = DistilBertConfig.from_dict({"model_type": "distilbert", "vocab_size": 30522, "dim": 768,
+    ...                                      "n_layers": 6, "n_heads": 12, "hidden_dim": 3072})
+    >>> config.hidden_size, config.num_hidden_layers, config.intermediate_size, config.type_vocab_size
+    (768, 6, 3072, 0)
+    >>> config.hf_fields()["dim"], config.hf_fields()["n_layers"]
+    (768, 6)
+    """
+
+    model_type: ClassVar[str] = "distilbert"
+    family: ClassVar[str] = "DistilBERT"
+    presets: ClassVar[dict[str, tuple[int, ...]]] = DISTILBERT_PRESETS
+    checkpoint_pooler: ClassVar[bool] = False
+
+    num_hidden_layers: int = 6
+    type_vocab_size: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.type_vocab_size != 0:
+            raise ValueError(f"DistilBERT has no segment table: type_vocab_size must be 0, got {self.type_vocab_size}")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "DistilBertConfig":
+        """Reads Hugging Face's DistilBERT `config.json` (its own field names) or kbert's (BERT's names).
+
+        Raises:
+            ValueError: as `BertConfig.from_dict`, and for `sinusoidal_pos_embds` true (fixed sinusoidal positions,
+                which kbert does not build).
+        """
+        if data.get("sinusoidal_pos_embds"):
+            raise ValueError("DistilBERT config sets sinusoidal_pos_embds true: kbert builds DistilBERT with learned "
+                             "position embeddings only (sinusoidal_pos_embds false, as the released models)")
+        return super().from_dict({DISTILBERT_HF_FIELDS.get(name, name): value for name, value in data.items()})
+
+    def hf_fields(self) -> dict[str, Any]:
+        """The fields under Hugging Face's DistilBERT names; its LayerNorm epsilon is fixed there, so another one has
+        no name (ValueError)."""
+        if self.layer_norm_eps != 1e-12:
+            raise ValueError(f"Hugging Face's DistilBERT fixes LayerNorm epsilon 1e-12; this config's is "
+                             f"{self.layer_norm_eps}")
+        kbert_names = {kbert: hf for hf, kbert in DISTILBERT_HF_FIELDS.items()}
+        fields = {kbert_names.get(name, name): value for name, value in super().hf_fields().items()
+                  if name not in ("type_vocab_size", "layer_norm_eps")}
+        return {**fields, "sinusoidal_pos_embds": False}
+
+
 # model_type -> config class: the families kbert reads (`kbert.models.families` pairs each with its encoder).
-CONFIG_CLASSES: dict[str, type[BertConfig]] = {cls.model_type: cls for cls in (BertConfig, AlbertConfig, RobertaConfig)}
+CONFIG_CLASSES: dict[str, type[BertConfig]] = {cls.model_type: cls for cls in (BertConfig, AlbertConfig, RobertaConfig,
+                                                                              DistilBertConfig)}
 MODEL_TYPES = tuple(CONFIG_CLASSES)
 
 
@@ -270,8 +353,8 @@ def check_model_type(model_type: str) -> str:
     """`model_type` if kbert reads that family, else ValueError naming it and listing `MODEL_TYPES`."""
     if model_type not in CONFIG_CLASSES:
         raise ValueError(f"model_type {model_type!r} is not a model kbert reads: it reads {', '.join(MODEL_TYPES)} "
-                         "(Hugging Face BertModel, AlbertModel and RobertaModel directories, Google's BERT and kbert "
-                         "checkpoints)")
+                         "(Hugging Face BertModel, AlbertModel, RobertaModel and DistilBertModel directories, Google's "
+                         "BERT and kbert checkpoints)")
     return model_type
 
 

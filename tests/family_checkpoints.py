@@ -1,6 +1,7 @@
-"""Tiny random ALBERT and RoBERTa checkpoints in Hugging Face's layout, with their own tokenizer files, for
-the fine-tuning and export tests of every family: RoBERTa with a byte-level BPE learned by HF `tokenizers`
-(vocab.json + merges.txt), ALBERT with a WordPiece vocab.txt (as the Chinese ALBERTs ship)."""
+"""Tiny random ALBERT, RoBERTa and DistilBERT checkpoints in Hugging Face's layout, with their own tokenizer files,
+for the fine-tuning and export tests of every family: RoBERTa with a byte-level BPE learned by HF `tokenizers`
+(vocab.json + merges.txt), ALBERT with a WordPiece vocab.txt (as the Chinese ALBERTs ship), DistilBERT with a
+WordPiece vocab.txt and the files `DistilBertTokenizer` saves."""
 
 from __future__ import annotations
 
@@ -67,4 +68,23 @@ def albert_sentencepiece_dir(directory: pathlib.Path, lines: list[str], size: in
     config = transformers.AlbertConfig(vocab_size=tokenizer.vocabulary_size(), embedding_size=16,
                                        pad_token_id=tokenizer.pad_token_id, hidden_act="gelu_new", **SIZES)
     transformers.AlbertModel(config).save_pretrained(str(directory))
+    return directory
+
+
+def distilbert_dir(directory: pathlib.Path, vocabulary: list[str], masked_lm: bool = False) -> pathlib.Path:
+    """A random 2-layer HF `DistilBertModel` (or `DistilBertForMaskedLM`), saved by transformers, with a WordPiece
+    vocab.txt of `vocabulary` and the tokenizer files `DistilBertTokenizer` writes (lowercasing)."""
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab = directory / "vocab.txt"
+    vocab.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    transformers.DistilBertTokenizer(str(vocab), do_lower_case=True).save_pretrained(str(directory))
+    config = transformers.DistilBertConfig(
+        vocab_size=len(vocabulary), dim=SIZES["hidden_size"], n_layers=SIZES["num_hidden_layers"],
+        n_heads=SIZES["num_attention_heads"], hidden_dim=SIZES["intermediate_size"],
+        max_position_embeddings=SIZES["max_position_embeddings"], dropout=0.0, attention_dropout=0.0)
+    torch.manual_seed(0)
+    model = (transformers.DistilBertForMaskedLM if masked_lm else transformers.DistilBertModel)(config)
+    model.save_pretrained(str(directory))
     return directory

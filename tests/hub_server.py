@@ -129,3 +129,37 @@ def serve() -> Iterator[StandInHub]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def serving_repositories(repositories: dict[str, pathlib.Path], tmp_path: pathlib.Path, monkeypatch) -> Iterator[
+        StandInHub]:
+    """A `StandInHub` serving each directory of `repositories` under its name, with this process's huggingface_hub
+    pointed at it (online) and an empty Hugging Face cache under `tmp_path`.
+
+    huggingface_hub reads HF_ENDPOINT, HF_HUB_CACHE and HF_HUB_OFFLINE when it is imported, so its constants are
+    set as well as the variables (`monkeypatch` undoes both).
+    """
+    from huggingface_hub import constants
+
+    from kbert.file_io import model_source
+
+    with serve() as stand_in:
+        for name, directory in repositories.items():
+            stand_in.add(name, directory)
+        cache = tmp_path / "hf-cache"
+        for name, value in {"HF_ENDPOINT": stand_in.endpoint, "HF_HOME": str(tmp_path / "hf-home"),
+                            "HF_HUB_CACHE": str(cache), "HF_HUB_DISABLE_XET": "1"}.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setattr(constants, "ENDPOINT", stand_in.endpoint)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                            stand_in.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+        model_source.forget_resolved()
+        try:
+            yield stand_in
+        finally:
+            model_source.forget_resolved()

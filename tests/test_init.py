@@ -70,7 +70,7 @@ def test_the_public_api_is_unchanged():
         "load_pretrained", "load_pretrainer", "load_tokenizer", "pretrained", "save_model", "save_pretrained",
         "to_keras_hub",
         # the BERT family's other encoders
-        "AlbertConfig", "AlbertEncoder", "RobertaConfig", "RobertaEncoder",
+        "AlbertConfig", "AlbertEncoder", "RobertaConfig", "RobertaEncoder", "DistilBertConfig", "DistilBertEncoder",
         # sentence embeddings
         "BertSentenceEmbedder", "EmbeddingTask", "load_sentence_encoder",
         # the Task API

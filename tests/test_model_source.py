@@ -18,7 +18,7 @@ from kbert.cli.main import main
 from kbert.file_io import model_source
 from tests.conftest import TINY_VOCAB
 from tests.family_checkpoints import SIZES
-from tests.hub_server import serve
+from tests.hub_server import serving_repositories
 from tests.training.conftest import keyword_rows, write_tsv
 
 transformers = pytest.importorskip("transformers")
@@ -45,29 +45,11 @@ def tiny_bert(tmp_path_factory) -> pathlib.Path:
 
 @pytest.fixture
 def hub(tiny_bert, tmp_path, monkeypatch):
-    """The stand-in Hub serving `tiny_bert` as org/tiny-bert, with an empty Hugging Face cache under tmp_path.
-
-    huggingface_hub reads HF_ENDPOINT, HF_HUB_CACHE and HF_HUB_OFFLINE when it is imported, so in this process
-    its constants are set as well; `test_environment_is_honoured` runs a fresh process with the variables alone.
-    """
-    from huggingface_hub import constants
-
-    with serve() as stand_in:
-        stand_in.add(REPO, tiny_bert)
-        cache = tmp_path / "hf-cache"
-        for name, value in {"HF_ENDPOINT": stand_in.endpoint, "HF_HOME": str(tmp_path / "hf-home"),
-                            "HF_HUB_CACHE": str(cache), "HF_HUB_DISABLE_XET": "1"}.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.setattr(constants, "ENDPOINT", stand_in.endpoint)
-        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                            stand_in.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
-        model_source.forget_resolved()
+    """The stand-in Hub serving `tiny_bert` as org/tiny-bert, with an empty Hugging Face cache under tmp_path
+    (`tests.hub_server.serving_repositories`); `test_environment_is_honoured` runs a fresh process with the
+    environment variables alone."""
+    with serving_repositories({REPO: tiny_bert}, tmp_path, monkeypatch) as stand_in:
         yield stand_in
-        model_source.forget_resolved()
 
 
 def test_names_and_paths():

@@ -1,5 +1,5 @@
-"""Loading and saving BERT-family models (BERT, ALBERT, RoBERTa) as checkpoints: Hugging Face, Google's original
-TF1 (BERT and ALBERT), and kbert's own.
+"""Loading and saving BERT-family models (BERT, ALBERT, RoBERTa, DistilBERT) as checkpoints: Hugging Face,
+Google's original TF1 (BERT and ALBERT), and kbert's own.
 
 A checkpoint directory is read into (config, {google_name: array}) by `kbert.convert.readers` (which
 tells the formats apart and whose names are re-exported here); the config's family picks the encoder class
@@ -38,7 +38,8 @@ __all__ = [
 def assign_encoder_weights(encoder: BertEncoder, tensors: dict[str, np.ndarray], source: str = "") -> None:
     """Fills every encoder weight from `tensors`, checking names and shapes.
 
-    A checkpoint without the pooler (a masked-LM model's) leaves it as it is, with a warning.
+    A checkpoint without the pooler (a masked-LM model's) leaves it as it is, with a warning; DistilBERT's
+    checkpoints never hold one, and leave it fresh without a warning (`DistilBertEncoder`).
 
     Raises:
         CheckpointError naming each missing, extra or mis-shaped tensor. Pretraining-head tensors
@@ -47,7 +48,9 @@ def assign_encoder_weights(encoder: BertEncoder, tensors: dict[str, np.ndarray],
     variables = names.encoder_variables(encoder)
     missing = sorted(set(variables) - set(tensors))
     pooler = sorted(name for name in variables if names.is_pooler(name))
-    if missing == pooler:
+    if missing == pooler and not encoder.bert_config.checkpoint_pooler:
+        missing = []
+    elif missing == pooler:
         # Masked-LM checkpoints (RoBERTa's releases, `*ForMaskedLM` models) hold no pooler; transformers starts one
         # afresh, and so does kbert: the sequence output is the checkpoint's, the pooled output is not trained.
         warnings.warn(f"Checkpoint {source} has no pooler ({', '.join(pooler)}): pooled_output comes from a fresh, "
@@ -100,9 +103,9 @@ def load_pretrained(path: str | os.PathLike, model_type: str | None = None, **ov
     Args:
         path: the checkpoint directory, or a model name (a Hugging Face Hub name such as
             "hf://google-bert/bert-base-uncased" or "google-bert/bert-base-uncased": `kbert.file_io.model_source`).
-        model_type: None, or "bert", "albert" or "roberta" to require that family (and so `BertEncoder`,
-            `AlbertEncoder` or `RobertaEncoder`): a checkpoint of another family is a `CheckpointError` naming
-            both.
+        model_type: None, or "bert", "albert", "roberta" or "distilbert" to require that family (and so
+            `BertEncoder`, `AlbertEncoder`, `RobertaEncoder` or `DistilBertEncoder`): a checkpoint of another family
+            is a `CheckpointError` naming both.
         **overrides: config fields to change, e.g. `hidden_dropout_prob=0.0`, or `dtype`: a Keras dtype
             policy (`kbert.precision.keras_policy`).
 
@@ -166,14 +169,17 @@ def save_pretrained(
     """Writes an encoder, or a pretrainer's encoder and heads, in kbert's, Hugging Face's or Google's layout.
 
     Args:
-        model: an encoder (`BertEncoder`, `AlbertEncoder`, `RobertaEncoder`), or a `BertPretrainer` (its heads
-            are written too; `load_pretrainer` reads them back, `load_pretrained` the encoder alone).
+        model: an encoder (`BertEncoder`, `AlbertEncoder`, `RobertaEncoder`, `DistilBertEncoder`), or a
+            `BertPretrainer` (its heads are written too; `load_pretrainer` reads them back, `load_pretrained` the
+            encoder alone).
         directory: created if missing.
         format: "kbert" (kbert_config.json, with the family's `model_type`, + kbert_weights.safetensors, Google's
             tensor names) or "hf" (config.json + model.safetensors, which `transformers`' `BertModel`,
-            `AlbertModel` or `RobertaModel` reads; with heads, `BertForPreTraining`, `AlbertForPreTraining` or
-            `AlbertForMaskedLM`, `RobertaForMaskedLM`) or "google" (BERT: bert_config.json + bert_model.ckpt.*,
-            ALBERT: albert_config.json + model.ckpt-best.*, as Google's releases; `write_google_checkpoint`).
+            `AlbertModel`, `RobertaModel` or `DistilBertModel` reads; with heads, `BertForPreTraining`,
+            `AlbertForPreTraining` or `AlbertForMaskedLM`, `RobertaForMaskedLM`, `DistilBertForMaskedLM`; DistilBERT's
+            pooler is not written, as Hugging Face's DistilBERT has none) or "google" (BERT: bert_config.json +
+            bert_model.ckpt.*, ALBERT: albert_config.json + model.ckpt-best.*, as Google's releases;
+            `write_google_checkpoint`).
         vocabulary: optional list of tokens, vocab.txt path or `BertTokenizer`, written as vocab.txt; or the path
             of a SentencePiece model (`*.model`, ALBERT's), copied as spiece.model.
         head_tensors: optional Google-named head tensors to write with an encoder.
@@ -215,10 +221,10 @@ def _write_hf(directory: str, tensors: dict[str, np.ndarray], config: BertConfig
     """model.safetensors and config.json in the layout of `transformers`' model class of the family."""
     model_type = config.model_type
     sentence_head = any(name.startswith("cls/seq_relationship/") for name in tensors)
-    if model_type == "roberta" and sentence_head:
-        raise ValueError("Hugging Face's RobertaForMaskedLM has no sentence head: save a RoBERTa pretrainer with "
-                         "objective 'none', or its encoder alone")
-    family = {"bert": "Bert", "albert": "Albert", "roberta": "Roberta"}[model_type]
+    family = {"bert": "Bert", "albert": "Albert", "roberta": "Roberta", "distilbert": "DistilBert"}[model_type]
+    if model_type in ("roberta", "distilbert") and sentence_head:
+        raise ValueError(f"Hugging Face's {family}ForMaskedLM has no sentence head: save a {config.family} pretrainer "
+                         "with objective 'none', or its encoder alone")
     if not with_heads:
         architecture = f"{family}Model"
     elif model_type == "bert" or (model_type == "albert" and sentence_head):
@@ -227,7 +233,7 @@ def _write_hf(directory: str, tensors: dict[str, np.ndarray], config: BertConfig
         architecture = f"{family}ForMaskedLM"
     hf = {}
     for name, array in tensors.items():
-        if architecture.endswith("ForMaskedLM") and names.is_pooler(name):
+        if (architecture.endswith("ForMaskedLM") or not config.checkpoint_pooler) and names.is_pooler(name):
             continue  # transformers' masked-LM models hold no pooler (a masked-LM objective never trains it)
         hf_name, transpose = names.google_to_hf(name, model_type)
         if with_heads and not name.startswith(names.HEAD_PREFIXES):
@@ -235,9 +241,9 @@ def _write_hf(directory: str, tensors: dict[str, np.ndarray], config: BertConfig
         hf[hf_name] = np.ascontiguousarray(array.T if transpose else array)
     file_io.write_bytes(file_io.join(directory, "model.safetensors"),
                         safetensors.numpy.save(hf, metadata={"format": "pt"}))
-    # kbert's own alias of the tanh GELU is not a transformers name; this one is.
-    hf_act = "gelu_pytorch_tanh" if config.hidden_act == "gelu_approximate" else config.hidden_act
-    config.to_json_file(file_io.join(directory, "config.json"), architectures=[architecture], hidden_act=hf_act)
+    file_io.write_json(file_io.join(directory, "config.json"),
+                       {"model_type": model_type, **config.hf_fields(), "architectures": [architecture]},
+                       sort_keys=True)
 
 
 def _write_vocabulary(directory: str, vocabulary, lowercase: bool | None) -> None:

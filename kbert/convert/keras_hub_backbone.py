@@ -164,7 +164,7 @@ def to_keras_hub(encoder: BertEncoder, exact_gelu: bool = True):
     """
     config = encoder.bert_config
     family = config.model_type
-    if type(encoder) is not encoder_class(family):
+    if type(encoder) is not encoder_class(family) or family not in _BACKBONES:
         raise TypeError(f"to_keras_hub converts kbert's BertEncoder, AlbertEncoder or RobertaEncoder, not a "
                         f"{type(encoder).__name__}")
     backbone_class = _BACKBONES[family]

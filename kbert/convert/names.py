@@ -6,10 +6,12 @@ format needs one name map per family, and each family's encoder one variable map
 
     BERT     bert/encoder/layer_{i}/attention/self/query/kernel                   (Google's BERT release)
     ALBERT   bert/encoder/transformer/group_{g}/inner_group_{j}/attention_1/...  (Google's ALBERT release)
-    RoBERTa  roberta/encoder/layer_{i}/attention/self/query/kernel                (BERT's, under its own scope)
+    RoBERTa     roberta/encoder/layer_{i}/attention/self/query/kernel             (BERT's, under its own scope)
+    DistilBERT  distilbert/encoder/layer_{i}/attention/self/query/kernel          (BERT's, under its own scope)
 
-RoBERTa was never released in Google's layout; its tensors take BERT's names under a scope of their own, so a
-RoBERTa checkpoint can never fill a BERT encoder (the same weights compute another function there).
+RoBERTa and DistilBERT were never released in Google's layout; their tensors take BERT's names under a scope of
+their own, so such a checkpoint can never fill a BERT encoder (the same weights compute another function there).
+DistilBERT's Hugging Face names (`transformer.layer.{i}.attention.q_lin`, ...) are mapped by a table, as ALBERT's.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
 
 # The scope of each family's encoder tensors in Google's names.
-SCOPES = {"bert": "bert", "albert": "bert", "roberta": "roberta"}
+SCOPES = {"bert": "bert", "albert": "bert", "roberta": "roberta", "distilbert": "distilbert"}
 
 # Training state a Google checkpoint may hold; it is not model weight, so readers skip it.
 _TRAINING_STATE = re.compile(r"(^|/)(global_step|adam_[mv]|bad_steps|good_steps|loss_scale)(/|$)")
@@ -39,6 +41,11 @@ ALBERT_BLOCK = {
     "attention_output": "attention_1/output/dense", "attention_norm": "LayerNorm",
     "intermediate": "ffn_1/intermediate/dense", "output": "ffn_1/intermediate/output/dense",
     "output_norm": "LayerNorm_1",
+}
+DISTILBERT_HF_BLOCK = {
+    "query": "attention.q_lin", "key": "attention.k_lin", "value": "attention.v_lin",
+    "attention_output": "attention.out_lin", "attention_norm": "sa_layer_norm",
+    "intermediate": "ffn.lin1", "output": "ffn.lin2", "output_norm": "output_layer_norm",
 }
 ALBERT_HF_BLOCK = {
     "query": "attention.query", "key": "attention.key", "value": "attention.value",
@@ -67,7 +74,8 @@ def encoder_variables(encoder) -> dict[str, tuple[object, tuple[int, ...]]]:
     out = {
         f"{scope}/embeddings/word_embeddings": emb.token_embedding.embeddings,
         f"{scope}/embeddings/position_embeddings": emb.position_embedding.position_embeddings,
-        f"{scope}/embeddings/token_type_embeddings": emb.segment_embedding.embeddings,
+        **({f"{scope}/embeddings/token_type_embeddings": emb.segment_embedding.embeddings}
+           if emb.segment_embedding is not None else {}),  # DistilBERT has no segment table
         f"{scope}/embeddings/LayerNorm/gamma": emb.layer_norm.gamma,
         f"{scope}/embeddings/LayerNorm/beta": emb.layer_norm.beta,
         f"{scope}/pooler/dense/kernel": encoder.pooler.kernel,
@@ -130,6 +138,8 @@ def hf_to_google(name: str, model_type: str = "bert") -> tuple[str, bool] | None
     """
     if model_type == "albert":
         return _albert_hf_to_google(name)
+    if model_type == "distilbert":
+        return _distilbert_hf_to_google(name)
     for hf, bert in _ROBERTA_HEAD if model_type == "roberta" else ():
         if name.startswith(hf):
             name = bert + name.removeprefix(hf)
@@ -158,9 +168,12 @@ def hf_to_google(name: str, model_type: str = "bert") -> tuple[str, bool] | None
 
 def google_to_hf(name: str, model_type: str = "bert") -> tuple[str, bool]:
     """A Google tensor name -> (Hugging Face name, whether to transpose): `BertForPreTraining`'s (BERT),
-    `AlbertForPreTraining`'s (ALBERT) or `RobertaForMaskedLM`'s (RoBERTa), without the encoder's prefix."""
+    `AlbertForPreTraining`'s (ALBERT), `RobertaForMaskedLM`'s (RoBERTa) or `DistilBertForMaskedLM`'s (DistilBERT),
+    without the encoder's prefix."""
     if model_type == "albert":
         return _albert_google_to_hf(name)
+    if model_type == "distilbert":
+        return _distilbert_google_to_hf(name)
     if name == "cls/predictions/output_bias":
         hf, transpose = "cls.predictions.bias", False
     elif name.startswith("cls/seq_relationship/"):
@@ -206,8 +219,9 @@ _ALBERT_PAIRS = [
 ]
 _ALBERT_BLOCK_PAIRS = [pair for role, google in ALBERT_BLOCK.items()
                        for pair in _tensor_pairs(google, ALBERT_HF_BLOCK[role], "norm" if role in _NORMS else "dense")]
-_ALBERT_GOOGLE_BLOCK = re.compile(r"^bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/(.+)$")
-_ALBERT_HF_BLOCK = re.compile(r"^encoder\.albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.(.+)$")
+# A block's names: the indices (group, inner layer) between a prefix and the block's own tensor name.
+_ALBERT_BLOCK_NAMES = ("bert/encoder/transformer/group_{}/inner_group_{}/",
+                       "encoder.albert_layer_groups.{}.albert_layers.{}.")
 
 
 def _albert_hf_to_google(name: str) -> tuple[str, bool] | None:
@@ -226,15 +240,59 @@ def _albert_google_to_hf(name: str) -> tuple[str, bool]:
 
 def _albert_lookup(name: str, from_google: bool) -> tuple[str, bool] | None:
     """(the other format's name, transpose) of an ALBERT tensor named in Google's format or Hugging Face's."""
-    block = (_ALBERT_GOOGLE_BLOCK if from_google else _ALBERT_HF_BLOCK).match(name)
-    inner = block.group(3) if block else name
-    for google, hf, transpose in _ALBERT_BLOCK_PAIRS if block else _ALBERT_PAIRS:
+    return _table_lookup(name, from_google, _ALBERT_PAIRS, _ALBERT_BLOCK_PAIRS, _ALBERT_BLOCK_NAMES)
+
+
+def _table_lookup(name: str, from_google: bool, pairs: list, block_pairs: list,
+                  block_names: tuple[str, str]) -> tuple[str, bool] | None:
+    """(the other format's name, transpose) of a tensor of a family whose names map by table: `pairs` outside the
+    blocks, `block_pairs` inside one, each (Google, Hugging Face, transpose); `block_names` are the (Google,
+    Hugging Face) prefixes of a block's tensors, with a `{}` for each of its indices."""
+    google_prefix, hf_prefix = block_names
+    pattern = re.escape(google_prefix if from_google else hf_prefix).replace(re.escape("{}"), r"(\d+)")
+    block = re.match(f"^{pattern}(.+)$", name)
+    inner = block.groups()[-1] if block else name
+    for google, hf, transpose in block_pairs if block else pairs:
         if (google if from_google else hf) != inner:
             continue
         if not block:
             return (hf if from_google else google), transpose
-        group, layer = block.group(1), block.group(2)
-        if from_google:
-            return f"encoder.albert_layer_groups.{group}.albert_layers.{layer}.{hf}", transpose
-        return f"bert/encoder/transformer/group_{group}/inner_group_{layer}/{google}", transpose
+        indices = block.groups()[:-1]
+        return (hf_prefix.format(*indices) + hf if from_google else google_prefix.format(*indices) + google), transpose
     return None
+
+
+# DistilBERT's tensors outside the blocks, and a block's, as BERT's Google names under the `distilbert` scope and
+# Hugging Face's `DistilBertForMaskedLM` names (without its `distilbert.` prefix): (Google, Hugging Face, transpose).
+# Its masked-LM head is BERT's: dense, activation, LayerNorm, then the token table transposed plus a bias.
+_DISTILBERT_PAIRS = [
+    *_tensor_pairs("distilbert/embeddings/word_embeddings", "embeddings.word_embeddings", "table"),
+    *_tensor_pairs("distilbert/embeddings/position_embeddings", "embeddings.position_embeddings", "table"),
+    *_tensor_pairs("distilbert/embeddings/LayerNorm", "embeddings.LayerNorm", "norm"),
+    *_tensor_pairs("cls/predictions/transform/dense", "vocab_transform", "dense"),
+    *_tensor_pairs("cls/predictions/transform/LayerNorm", "vocab_layer_norm", "norm"),
+    ("cls/predictions/output_bias", "vocab_projector.bias", False),
+]
+_DISTILBERT_BLOCK_PAIRS = [pair for role, google in BERT_BLOCK.items()
+                           for pair in _tensor_pairs(google, DISTILBERT_HF_BLOCK[role],
+                                                     "norm" if role in _NORMS else "dense")]
+_DISTILBERT_BLOCK_NAMES = ("distilbert/encoder/layer_{}/", "transformer.layer.{}.")
+
+
+def _distilbert_hf_to_google(name: str) -> tuple[str, bool] | None:
+    name = name.removeprefix("distilbert.")
+    if name.endswith("position_ids") or name == "vocab_projector.weight":
+        return None  # a buffer, and the decoder tied to the word embeddings (its bias is read)
+    return _distilbert_lookup(name, from_google=False) or (name, False)
+
+
+def _distilbert_google_to_hf(name: str) -> tuple[str, bool]:
+    found = _distilbert_lookup(name, from_google=True)
+    if found is None:
+        raise ValueError(f"{name} is no DistilBERT tensor that Hugging Face's DistilBertForMaskedLM holds")
+    return found
+
+
+def _distilbert_lookup(name: str, from_google: bool) -> tuple[str, bool] | None:
+    """(the other format's name, transpose) of a DistilBERT tensor named in Google's style or Hugging Face's."""
+    return _table_lookup(name, from_google, _DISTILBERT_PAIRS, _DISTILBERT_BLOCK_PAIRS, _DISTILBERT_BLOCK_NAMES)

@@ -1,5 +1,5 @@
-"""BERT's input embeddings: token + learned position + segment, then LayerNorm and dropout (RoBERTa's positions
-and ALBERT's narrower tables are options of the same layer)."""
+"""BERT's input embeddings: token + learned position + segment, then LayerNorm and dropout (RoBERTa's positions,
+ALBERT's narrower tables and DistilBERT's missing segment table are options of the same layer)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ class BertEmbeddings(keras.layers.Layer):
     The token table is a keras-hub `ReversibleEmbedding`, so the masked-LM head can reuse it as its output
     projection (`reverse=True`), tying input and output embeddings as BERT does. ALBERT's embeddings are
     these with `hidden_size` its embedding size E; RoBERTa's count positions after the padding id
-    (`pad_token_id`).
+    (`pad_token_id`); DistilBERT's have no segment table (`type_vocab_size` 0).
 
     Args:
         vocab_size: int. Rows of the token table.
         hidden_size: int. Width of every embedding.
         max_position_embeddings: int. Rows of the learned position table; the longest input.
-        type_vocab_size: int. Rows of the segment table (2: sentence A, sentence B).
+        type_vocab_size: int. Rows of the segment table (2: sentence A, sentence B); 0: no segment table, and
+            `segment_ids` are not read (DistilBERT).
         layer_norm_eps: float. LayerNorm epsilon.
         dropout: float. Dropout rate after the LayerNorm.
         initializer_range: float. Standard deviation of the truncated-normal initializer.
@@ -80,7 +81,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.segment_embedding = keras.layers.Embedding(
             type_vocab_size, hidden_size, embeddings_initializer=initializer(),
             dtype=self.dtype_policy, name="segment_embedding",
-        )
+        ) if type_vocab_size else None
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm"
         )
@@ -88,7 +89,8 @@ class BertEmbeddings(keras.layers.Layer):
 
     def build(self, token_ids_shape, segment_ids_shape=None):
         self.token_embedding.build(token_ids_shape)
-        self.segment_embedding.build(token_ids_shape)
+        if self.segment_embedding is not None:
+            self.segment_embedding.build(token_ids_shape)
         embedded_shape = tuple(token_ids_shape) + (self.hidden_size,)
         self.position_embedding.build(embedded_shape)
         self.layer_norm.build(embedded_shape)
@@ -107,8 +109,10 @@ class BertEmbeddings(keras.layers.Layer):
             positions = self.position_embedding(tokens)
         else:
             positions = self.position_embedding(tokens, positions=self.position_ids(token_ids))
-        segments = self.segment_embedding(segment_ids)
-        x = self.layer_norm(tokens + positions + segments)
+        x = tokens + positions
+        if self.segment_embedding is not None:
+            x = x + self.segment_embedding(segment_ids)
+        x = self.layer_norm(x)
         return self.dropout_layer(x, training=training)
 
     def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):

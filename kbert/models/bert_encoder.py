@@ -33,9 +33,9 @@ class BertEncoder(keras.Model):
     The transformer block is keras-hub's `TransformerEncoder` with `normalize_first=False` (post-LN),
     which is exactly BERT's block, as `BertTransformerBlock` (`kbert/layers/transformer_block.py`): the
     same weights, with a faster training step. Constructor arguments are Google's `bert_config.json`
-    field names. ALBERT's and RoBERTa's encoders (`AlbertEncoder`, `RobertaEncoder`) are subclasses that
-    change the embeddings and the order of the blocks (the hooks `_make_layers`, `_make_embeddings`, `_embed`,
-    `layer_blocks`); tasks, training and export see one interface.
+    field names. ALBERT's, RoBERTa's and DistilBERT's encoders (`AlbertEncoder`, `RobertaEncoder`,
+    `DistilBertEncoder`) are subclasses that change the embeddings and the order of the blocks (the hooks
+    `_make_layers`, `_make_embeddings`, `_embed`, `layer_blocks`); tasks, training and export see one interface.
 
     Args:
         vocab_size: int. Number of WordPiece tokens.

@@ -5,13 +5,14 @@ from __future__ import annotations
 from kbert.config import BertConfig, check_model_type
 from kbert.models.albert_encoder import AlbertEncoder
 from kbert.models.bert_encoder import BertEncoder
+from kbert.models.distilbert_encoder import DistilBertEncoder
 from kbert.models.roberta_encoder import RobertaEncoder
 
 # model_type -> (config class, encoder class), each encoder naming its config class. The config classes alone
 # (read without TensorFlow) are `kbert.config.CONFIG_CLASSES`: a new family is added to both.
 FAMILIES: dict[str, tuple[type[BertConfig], type[BertEncoder]]] = {
     encoder.config_class.model_type: (encoder.config_class, encoder)
-    for encoder in (BertEncoder, AlbertEncoder, RobertaEncoder)
+    for encoder in (BertEncoder, AlbertEncoder, RobertaEncoder, DistilBertEncoder)
 }
 
 

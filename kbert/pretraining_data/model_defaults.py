@@ -1,13 +1,16 @@
 """The pretraining-data defaults of each model type, in one table (`--model-type` of the data and pretrain commands).
 
-    bert     objective nsp,  segment pairs,  tokens,                static masks  (Devlin et al. 2019)
-    albert   objective sop,  segment pairs,  whole-word 3-grams,    static masks  (Lan et al. 2020)
-    roberta  objective none, full sentences, tokens,                dynamic masks (Liu et al. 2019)
+    bert        objective nsp,  segment pairs,  tokens,             static masks  (Devlin et al. 2019)
+    albert      objective sop,  segment pairs,  whole-word 3-grams, static masks  (Lan et al. 2020)
+    roberta     objective none, full sentences, tokens,             dynamic masks (Liu et al. 2019)
+    distilbert  objective none, full sentences, tokens,             dynamic masks (Sanh et al. 2019)
 
 A setting the user gives wins over the table. Two settings follow each other when only one is given:
 `packing="full-sentences"` makes the default objective "none" (there is no sentence pair), and an
 objective "nsp" or "sop" makes the default packing "segment-pair". ALBERT's own script masks whole words
-by default (`do_whole_word_mask=True`), so its n-grams are n whole words. This module imports no TensorFlow.
+by default (`do_whole_word_mask=True`), so its n-grams are n whole words. DistilBERT was trained "with dynamic
+masking and without the next sentence prediction objective", as RoBERTa; it has no segments to pair. This module
+imports no TensorFlow.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
                "masking": "static"},
     "roberta": {"objective": "none", "packing": FULL_SENTENCES, "ngram": 1, "whole_word_masking": False,
                 "masking": "dynamic"},
+    "distilbert": {"objective": "none", "packing": FULL_SENTENCES, "ngram": 1, "whole_word_masking": False,
+                   "masking": "dynamic"},
 }
 # `--layout full-sentences`: RoBERTa's input format named as a corpus layout, as its paper names it: a sentence a
 # line (the "sentences" layout), packed as full sentences (`--packing full-sentences`).
@@ -49,9 +54,10 @@ def resolve_layout(layout: str, packing: str | None) -> tuple[str, str | None]:
 # The model types `--model-type` takes (`kbert.config.MODEL_TYPES` names the checkpoint families that
 # `BertConfig` reads, BERT's alone until the ALBERT and RoBERTa encoders land).
 MODEL_TYPES = tuple(MODEL_DEFAULTS)
-MODEL_TYPE_HELP = ("bert, albert or roberta: sets the defaults of --objective, --packing, --ngram, "
+MODEL_TYPE_HELP = ("bert, albert, roberta or distilbert: sets the defaults of --objective, --packing, --ngram, "
                    "--whole-word-masking and --masking (bert: nsp, segment-pair, 1, off, static; albert: sop, "
-                   "segment-pair, 3, on, static; roberta: none, full-sentences, 1, off, dynamic); given flags win")
+                   "segment-pair, 3, on, static; roberta and distilbert: none, full-sentences, 1, off, dynamic); "
+                   "given flags win")
 
 
 def model_defaults(model_type: str, given: Mapping[str, Any]) -> dict[str, Any]:

@@ -58,9 +58,9 @@ class PretrainConfig:
     out: str = dataclasses.field(default="", metadata={
         "help": "output directory (checkpoints, logs, the final model)"})
     model_type: str = dataclasses.field(default="bert", metadata={
-        "help": "bert, albert or roberta: the encoder family, and for raw text the defaults of --objective, "
-                "--packing, --ngram and --whole-word-masking (as in create-pretraining-data); given flags win. "
-                "With --init: the checkpoint's family",
+        "help": "bert, albert, roberta or distilbert: the encoder family, and for raw text the defaults of "
+                "--objective, --packing, --ngram and --whole-word-masking (as in create-pretraining-data); given "
+                "flags win. With --init: the checkpoint's family",
         "choices": MODEL_TYPES})
     preset: str = dataclasses.field(default="tiny", metadata={
         "help": "model size when not given by --config or --init: tiny, mini, small, medium, base, large"})

@@ -113,7 +113,7 @@ def build_encoder(vocabulary_size: int, init: str | os.PathLike | None = None, p
         **fields: `BertConfig` fields that replace the checkpoint's or preset's (e.g. dropout rates).
 
     Returns:
-        A `BertEncoder`, or the `AlbertEncoder` or `RobertaEncoder` of an ALBERT or RoBERTa checkpoint.
+        A `BertEncoder`, or the `AlbertEncoder`, `RobertaEncoder` or `DistilBertEncoder` of such a checkpoint.
 
     Raises:
         ValueError: a model type that does not match `init`'s, a fresh encoder's vocab_size is

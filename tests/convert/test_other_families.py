@@ -1,4 +1,4 @@
-"""A checkpoint of one family (BERT, ALBERT, RoBERTa) never loads into another family's encoder.
+"""A checkpoint of one family (BERT, ALBERT, RoBERTa, DistilBERT) never loads into another family's encoder.
 
 A RoBERTa checkpoint has BERT's tensors and shapes, so loaded as BERT it would run and compute another function
 (its positions start after the padding id): the worst outcome there is. The family comes from the config's
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import kbert
-from kbert.config import CONFIG_CLASSES, MODEL_TYPES, AlbertConfig, BertConfig, RobertaConfig, config_from_dict
+from kbert.config import (CONFIG_CLASSES, MODEL_TYPES, AlbertConfig, BertConfig, DistilBertConfig, RobertaConfig,
+                          config_from_dict)
 from kbert.convert import checkpoints
 from kbert.models.families import FAMILIES, encoder_class
 
@@ -21,8 +22,11 @@ pytest.importorskip("torch")
 
 TINY = dict(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
             max_position_embeddings=40)
-CLASSES = {"bert": kbert.BertEncoder, "albert": kbert.AlbertEncoder, "roberta": kbert.RobertaEncoder}
-FAMILY_NAMES = {"bert": "BERT", "albert": "ALBERT", "roberta": "RoBERTa"}
+CLASSES = {"bert": kbert.BertEncoder, "albert": kbert.AlbertEncoder, "roberta": kbert.RobertaEncoder,
+           "distilbert": kbert.DistilBertEncoder}
+FAMILY_NAMES = {"bert": "BERT", "albert": "ALBERT", "roberta": "RoBERTa", "distilbert": "DistilBERT"}
+# Segment rows of each family's encoder built here: DistilBERT has none.
+SEGMENTS = {"bert": 1, "albert": 1, "roberta": 1, "distilbert": 0}
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +36,8 @@ def checkpoints_dir(tmp_path_factory):
         "roberta": transformers.RobertaModel(transformers.RobertaConfig(**TINY, type_vocab_size=1)),
         "albert": transformers.AlbertModel(transformers.AlbertConfig(**TINY, embedding_size=8)),
         "bert": transformers.BertModel(transformers.BertConfig(**TINY)),
+        "distilbert": transformers.DistilBertModel(transformers.DistilBertConfig(
+            vocab_size=40, dim=16, n_layers=2, n_heads=2, hidden_dim=32, max_position_embeddings=40)),
     }
     for name, model in models.items():
         model.save_pretrained(root / name)
@@ -57,14 +63,15 @@ def test_a_checkpoint_never_loads_into_another_family(checkpoints_dir, source, t
     config, tensors = checkpoints.read_checkpoint(directory)
     fields = {k: v for k, v in config.to_dict().items() if k in {"vocab_size", "hidden_size", "num_hidden_layers",
                                                                  "num_attention_heads", "intermediate_size"}}
-    encoder = CLASSES[target](**fields, max_position_embeddings=40, type_vocab_size=config.type_vocab_size)
+    segments = SEGMENTS[target] if "distilbert" in (source, target) else config.type_vocab_size
+    encoder = CLASSES[target](**fields, max_position_embeddings=40, type_vocab_size=segments)
     with pytest.raises(kbert.CheckpointError, match=rf"does not fit the {CLASSES[target].__name__}: missing tensors"):
         checkpoints.assign_encoder_weights(encoder, tensors)
 
 
 def test_kbert_checkpoints_carry_their_family(tmp_path):
     for family, cls in CLASSES.items():
-        checkpoints.save_pretrained(cls(**TINY, type_vocab_size=1), tmp_path / family)
+        checkpoints.save_pretrained(cls(**TINY, type_vocab_size=SEGMENTS[family]), tmp_path / family)
         assert json.loads((tmp_path / family / checkpoints.KBERT_CONFIG).read_text())["model_type"] == family
         assert type(kbert.load_pretrained(tmp_path / family)) is cls
         with pytest.raises(kbert.CheckpointError, match="asked for"):
@@ -84,7 +91,7 @@ def test_an_unknown_family_is_named(checkpoints_dir, tmp_path):
 
 
 def test_config_classes_read_their_own_family_only():
-    assert MODEL_TYPES == ("bert", "albert", "roberta")
+    assert MODEL_TYPES == ("bert", "albert", "roberta", "distilbert")
     assert {t: config for t, (config, _) in FAMILIES.items()} == CONFIG_CLASSES
     for family, cls in CONFIG_CLASSES.items():
         assert type(config_from_dict({**TINY, "model_type": family})) is cls
@@ -98,11 +105,13 @@ def test_config_classes_read_their_own_family_only():
 
 
 def test_family_defaults():
-    albert, roberta = AlbertConfig(), RobertaConfig()
+    albert, roberta, distilbert = AlbertConfig(), RobertaConfig(), DistilBertConfig()
     assert (albert.vocab_size, albert.embedding_size, albert.num_hidden_groups, albert.inner_group_num,
             albert.hidden_act) == (30000, 128, 1, 1, "gelu_new")
     assert (roberta.vocab_size, roberta.max_position_embeddings, roberta.type_vocab_size, roberta.layer_norm_eps,
             roberta.pad_token_id, roberta.max_sequence_length) == (50265, 514, 1, 1e-5, 1, 512)
+    assert (distilbert.vocab_size, distilbert.num_hidden_layers, distilbert.hidden_size, distilbert.type_vocab_size,
+            distilbert.layer_norm_eps, distilbert.max_sequence_length) == (30522, 6, 768, 0, 1e-12, 512)
     with pytest.raises(ValueError, match="num_hidden_groups must be at least 1"):
         AlbertConfig(num_hidden_groups=0)
     with pytest.raises(ValueError, match="pad_token_id 1 leaves no position"):

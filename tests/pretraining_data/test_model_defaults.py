@@ -20,11 +20,12 @@ def resolved(**fields):
 
 
 def test_each_model_type_sets_its_defaults_and_bert_keeps_the_old_ones():
-    assert MODEL_TYPES == ("bert", "albert", "roberta")
+    assert MODEL_TYPES == ("bert", "albert", "roberta", "distilbert")
     assert resolved() == ("nsp", "segment-pair", 1, False, "static")  # the defaults before --model-type
     assert resolved(model_type="bert") == resolved()
     assert resolved(model_type="albert") == ("sop", "segment-pair", 3, True, "static")
     assert resolved(model_type="roberta") == ("none", "full-sentences", 1, False, "dynamic")
+    assert resolved(model_type="distilbert") == ("none", "full-sentences", 1, False, "dynamic")
     assert all(set(table) == set(MODEL_DEFAULTS["bert"]) for table in MODEL_DEFAULTS.values())
 
 

@@ -49,7 +49,8 @@ def test_a_data_directory_brings_its_own_settings():
     assert (old.packing, old.ngram, old.whole_word_masking) == ("segment-pair", 1, False)  # written before them
 
 
-@pytest.mark.parametrize("model_type, family", [("albert", "AlbertEncoder"), ("roberta", "RobertaEncoder")])
+@pytest.mark.parametrize("model_type, family", [("albert", "AlbertEncoder"), ("roberta", "RobertaEncoder"),
+                                               ("distilbert", "DistilBertEncoder")])
 def test_each_model_type_pretrains_its_own_family(corpus, model_type, family):
     out = corpus / model_type
     assert main(["pretrain", "--train", str(corpus / "corpus.txt"), "--vocab", str(corpus / "vocab.txt"),
