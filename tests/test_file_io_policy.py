@@ -18,6 +18,8 @@ ALLOW = {
     "kbert/pretrained.py:minilm_path": "the weights inside an installed Python package, always on the local disk",
     "kbert/export/tflite_convert.py:convert": "called without a workdir, the converter's intermediate SavedModel "
                                               "goes to a local temp dir (export() passes one on OUT's file system)",
+    "kbert/export/mediapipe_convert.py:convert": "as tflite_convert.convert: without a workdir, the converter's "
+                                                 "intermediate SavedModel goes to a local temp dir",
     "kbert/export/tflite.py:interpreter": "LiteRT reads a local .tflite itself; checking it with os.path keeps "
                                           "`kbert predict model.tflite` free of TensorFlow",
     "kbert/export/export_config.py:read_export_config": "the config beside a local .tflite, read without loading "
