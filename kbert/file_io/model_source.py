@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import re
 from typing import Any
 
@@ -50,7 +51,11 @@ HUB_FILES = (
 TORCH_WEIGHTS = ("*pytorch_model.bin",)
 # A missing name with one of these endings is a mistyped file, not a Hub name.
 FILE_SUFFIXES = (".txt", ".json", ".jsonl", ".tsv", ".csv", ".model", ".safetensors", ".bin", ".keras", ".tflite")
-SOURCE_FILE = "kbert_source.json"  # written by `kbert download`: where the directory's files came from
+SOURCE_FILE = "kbert_source.json"
+# The module that converts keras-hub presets. It builds models, which read their files through this package, so it
+# sits above file I/O: named here and imported when a preset is asked for (as a tokenizer names its TFLite twin),
+# so that file I/O stays below every model module.
+KERAS_HUB_PRESETS = "kbert.convert.keras_hub_presets"  # written by `kbert download`: where the directory's files came from
 _REPO_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*")
 
 
@@ -138,22 +143,19 @@ def forget_resolved() -> None:
 def _keras_hub_preset(name: PathLike) -> str | None:
     if "://" in fspath(name) and not fspath(name).startswith("kaggle://"):
         return None  # gs://, ram://, hf://: not keras-hub's (and no import of it for them)
-    from kbert.convert.keras_hub_presets import preset_of
-
-    return preset_of(name)
+    return importlib.import_module(KERAS_HUB_PRESETS).preset_of(name)
 
 
 @functools.lru_cache(maxsize=None)
 def _from_keras_hub(preset: str) -> ModelSource:
     """The kbert checkpoint directory of a keras-hub preset: converted into kbert's cache on first use."""
-    from kbert.convert.keras_hub_presets import builtin_handle, cache_directory, convert_preset
-
-    directory = cache_directory(preset)
+    presets = importlib.import_module(KERAS_HUB_PRESETS)
+    directory = presets.cache_directory(preset)
     recorded = join(directory, SOURCE_FILE)
-    handle = builtin_handle(preset) or preset  # a name's Kaggle handle; a handle or a directory as it is
+    handle = presets.builtin_handle(preset) or preset  # a name's Kaggle handle; a handle or a directory as it is
     if not file_io.isfile(recorded):
         try:
-            convert_preset(preset, directory)
+            presets.convert_preset(preset, directory)
         except (OSError, ValueError) as error:  # keras-hub's and kagglehub's failures (HTTP ones are OSErrors)
             reason = (str(error).strip().splitlines() or [type(error).__name__])[0].rstrip(".")
             raise ModelNotFoundError(
