@@ -21,6 +21,7 @@ import kbert.file_io as file_io
 from kbert.optim.defaults import create_optimizer
 from kbert.tasks import Task, load_model, save_model
 from kbert.tasks.base import TaskData
+from kbert.tasks.embedding import EmbeddingTask, load_sentence_encoder
 from kbert.tasks.registry import REGISTRY
 from kbert.text import BertPreprocessor
 from kbert.training.distill_config import NOT_DISTILLATION, DistillConfig
@@ -64,7 +65,7 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
     keras.utils.set_random_seed(training.seed)
     with run_setup(training.strategy, None, training.mixed_precision) as distribution:
         with distribution.scope():
-            teacher = load_model(config.teacher, compile=False)
+            teacher = load_teacher(config.teacher, task)
             if task is not None and not isinstance(teacher.task, REGISTRY[task]):
                 raise ValueError(f"{config.teacher} holds a {teacher.task.name} model, not a {task} model")
             task_: Task = with_settings(teacher.task, settings)
@@ -107,6 +108,14 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
         file_io.write_json(file_io.join(out, DISTILLATION_FILE), record)
     return {"metrics": metrics, "teacher_metrics": teacher_metrics, "train_batches": batches,
             "model_dir": str(training.out), "distillation": record}
+
+
+def load_teacher(path: str, task: str | None) -> keras.Model:
+    """The teacher model of `path`: a kbert model directory, or for the embed task a sentence-transformers
+    directory or name too (`load_sentence_encoder`), so that a published sentence model distils as it is."""
+    if task == EmbeddingTask.name:
+        return load_sentence_encoder(path)
+    return load_model(path, compile=False)
 
 
 def mixed_batches(parts: list[tuple[TaskData, float]], batch_size: int, seed: int) -> tuple[tf.data.Dataset, int]:
