@@ -57,6 +57,22 @@ class BertTaskModel(EncoderConfigMixin, keras.Model):
         outputs = head_fn(inputs, encoded)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
+    def head_model(self) -> keras.Model:
+        """The model past its encoder: a functional model of this model's layers after the encoder, for running
+        the head on encoder outputs computed another way (`BertEncoder.probe`, which also returns what happens
+        inside).
+
+        Returns:
+            A `keras.Model` that shares this model's weights. Call it on a list: `token_ids`, `segment_ids`,
+            `padding_mask` (batch, seq), then `sequence_output` (batch, seq, hidden) and `pooled_output`
+            (batch, hidden); it returns what this model returns.
+        """
+        # The encoder is called once in this model's graph: its one node holds the tensors the head reads.
+        encoded = keras.tree.pack_sequence_as(self.encoder.output, self.encoder._inbound_nodes[0].outputs)
+        return keras.Model([self.input[name] for name in ("token_ids", "segment_ids", "padding_mask")]
+                           + [encoded["sequence_output"], encoded["pooled_output"]], self.output,
+                           name=f"{self.name}_head")
+
     # -- training defaults, declared once per head ---------------------------------------------------------
     def default_optimizer(self) -> keras.optimizers.Optimizer:
         """`kbert.optim.create_optimizer`'s AdamW at a constant rate: PyTorch's update rule, weight decay

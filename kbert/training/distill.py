@@ -40,7 +40,8 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
     """Distils a teacher model directory into a smaller student and writes the student's model directory.
 
     Args:
-        config: `DistillConfig`: the teacher, the student, temperature, alpha, unlabelled texts.
+        config: `DistillConfig`: the teacher, the student, temperature, alpha, the layer losses' weights,
+            unlabelled texts.
         training: `FinetuneConfig`: the data (`train` may be None with `config.unlabelled`), `out`, and the
             training recipe; its fields in `NOT_DISTILLATION` must keep their defaults.
         task: optional task name the teacher must hold (e.g. "classify": a regression teacher is one too).
@@ -55,13 +56,14 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
 
     Raises:
         ValueError: the teacher is not a model directory of `task`, a student setting does not fit the teacher,
-            alpha is out of [0, 1], no data, or a field of `NOT_DISTILLATION` is set.
+            alpha is out of [0, 1], a layer loss's weight is negative, the attention loss's head counts differ,
+            no data, or a field of `NOT_DISTILLATION` is set.
     """
     _check_training(training)
     if training.train is None and not config.unlabelled:
         raise ValueError("nothing to train on: give training data (train) or unlabelled texts (unlabelled)")
     alpha = config.resolved_alpha(training.train is not None)
-    check_distillation_settings(config.temperature, alpha)
+    check_distillation_settings(config.temperature, alpha, config.hidden_weight, config.attention_weight)
     keras.utils.set_random_seed(training.seed)
     with run_setup(training.strategy, None, training.mixed_precision) as distribution:
         with distribution.scope():
@@ -88,7 +90,9 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
                      if examples]
             data, batches = mixed_batches(parts, training.batch_size, training.seed)
             steps = batches * training.epochs
-            distiller = Distiller(teacher, student, task_, temperature=config.temperature, alpha=alpha)
+            distiller = Distiller(teacher, student, task_, temperature=config.temperature, alpha=alpha,
+                                  hidden_weight=config.hidden_weight, attention_weight=config.attention_weight,
+                                  layer_map=origin.get("layers"))
             distiller.compile(optimizer=create_optimizer(training.learning_rate, steps,
                                                          int(training.warmup_ratio * steps),
                                                          weight_decay=training.weight_decay), loss=task_.loss())
@@ -102,7 +106,9 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
         record = {"teacher": file_io.fspath(config.teacher), "student": origin,
                   "teacher_layers": teacher.encoder.bert_config.num_hidden_layers,
                   "student_layers": student.encoder.bert_config.num_hidden_layers,
-                  "temperature": config.temperature, "alpha": alpha, "train": training.train,
+                  "temperature": config.temperature, "alpha": alpha, "hidden_weight": config.hidden_weight,
+                  "attention_weight": config.attention_weight, "layer_map": distiller.layer_map,
+                  "train": training.train,
                   "unlabelled": list(config.unlabelled or ()), "unlabelled_examples": len(unlabelled),
                   "teacher_metrics": teacher_metrics}
         file_io.write_json(file_io.join(out, DISTILLATION_FILE), record)

@@ -27,6 +27,10 @@ class DistillConfig:
         temperature: softens the teacher's and the student's distributions (logits outputs).
         alpha: weight of the distillation term on labelled batches: alpha * distill + (1 - alpha) * label loss;
             None: 0.5, or 1.0 when there is no labelled data (no `train`).
+        hidden_weight: weight of TinyBERT's hidden-state loss (the student's embeddings and layer outputs, through
+            learned projections, against the teacher's matched layers); 0: off.
+        attention_weight: weight of MiniLM's attention loss (KL of the last layer's attention distributions; the
+            student must have the teacher's number of heads); 0: off.
         unlabelled: text files the teacher labels on the fly (read by the task's
             `unlabelled_examples`: a .txt file is one text a line for classify and embed; otherwise the
             task's own format, labels not read); the student learns the teacher's outputs alone on them.
@@ -48,6 +52,12 @@ class DistillConfig:
     alpha: float | None = dataclasses.field(default=None, metadata={
         "help": "weight of the distillation loss: alpha * distill + (1 - alpha) * label loss (default 0.5; "
                 "1.0 without --train)"})
+    hidden_weight: float = dataclasses.field(default=0.0, metadata={
+        "help": "weight of the hidden-state loss (TinyBERT): each student layer's output and the embeddings, through "
+                "a learned projection, against the teacher layer it matches (default 0: off)"})
+    attention_weight: float = dataclasses.field(default=0.0, metadata={
+        "help": "weight of the attention loss (MiniLM): KL of the last layer's attention distributions, teacher to "
+                "student; needs the teacher's number of heads (default 0: off)"})
     unlabelled: list[str] | None = dataclasses.field(default=None, metadata={
         "help": "files of texts without labels, labelled by the teacher on the fly (a .txt file: one text a "
                 "line, for classify and embed; else the task's own format, labels not read)"})

@@ -108,3 +108,28 @@ def test_question_answerer_loss_is_the_mean_of_the_start_and_end_cross_entropies
     model.compile(loss_weights={"start_logits": 1.0, "end_logits": 0.0})
     result = model.evaluate(x, y, verbose=0, return_dict=True)
     assert result["loss"] == pytest.approx(ce["start_logits"], rel=1e-4)
+
+
+@pytest.mark.parametrize("build", [
+    lambda encoder: kbert.BertClassifier(encoder, 3),
+    lambda encoder: kbert.BertTokenClassifier(encoder, 4),
+    lambda encoder: kbert.BertQuestionAnswerer(encoder),
+    lambda encoder: kbert.BertSentenceEmbedder(encoder, pooling="mean"),
+], ids=["classify", "tag", "qa", "embed"])
+def test_head_model_on_probed_outputs_is_the_model(build):
+    keras.utils.set_random_seed(0)
+    model = build(kbert.BertEncoder(vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                    intermediate_size=32, max_position_embeddings=16))
+    ids = np.array([[2, 7, 8, 9, 3, 0], [2, 5, 3, 0, 0, 0], [2, 6, 7, 8, 9, 3]], np.int32)
+    inputs = {"token_ids": ids, "segment_ids": 0 * ids, "padding_mask": (ids > 0).astype(np.int32)}
+    inside = model.encoder.probe(inputs)
+    given = [keras.ops.convert_to_tensor(inputs[name]) for name in ("token_ids", "segment_ids", "padding_mask")]
+    got = model.head_model()([*given, inside["sequence_output"], inside["pooled_output"]], training=False)
+    want = model(inputs, training=False)
+    real = inputs["padding_mask"].astype(bool)
+    for name in (sorted(want) if isinstance(want, dict) else [None]):
+        a, b = (got[name], want[name]) if name else (got, want)
+        a, b = np.asarray(a), np.asarray(b)
+        if a.ndim > 1 and a.shape[1] == ids.shape[1]:  # per token: the real tokens' (padding is masked alike)
+            a, b = a[real], b[real]
+        np.testing.assert_allclose(a, b, atol=1e-5)

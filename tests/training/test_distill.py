@@ -79,10 +79,11 @@ def test_scores_and_vectors_take_mse():
         kbert.EmbeddingTask().distillation_loss(teacher, student[:, :4], {}, T)
 
 
-def classifier(layers: int, seed: int, family=kbert.BertEncoder, **fields) -> keras.Model:
+def classifier(layers: int, seed: int, family=kbert.BertEncoder, hidden_size: int = 16,
+               num_attention_heads: int = 2, **fields) -> keras.Model:
     keras.utils.set_random_seed(seed)
-    encoder = family(vocab_size=len(TINY_VOCAB), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
-                     intermediate_size=32, max_position_embeddings=32, **fields)
+    encoder = family(vocab_size=len(TINY_VOCAB), hidden_size=hidden_size, num_hidden_layers=layers,
+                     num_attention_heads=num_attention_heads, intermediate_size=32, max_position_embeddings=32, **fields)
     return kbert.BertClassifier(encoder, 2)
 
 
