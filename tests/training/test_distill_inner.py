@@ -120,6 +120,7 @@ def test_fit_trains_student_and_projections_and_logs_the_losses():
 
 
 # -- (d) the command ------------------------------------------------------------------------------------------
+@pytest.mark.slow  # fine-tunes its teacher, then a whole `kbert distill`: about 30 s
 def test_cli_hidden_and_attention_losses(teacher_dir, data_dir, tmp_path):  # noqa: F811
     out = tmp_path / "inner"
     assert main(["distill", "classify", "--teacher", str(teacher_dir), "--out", str(out), "--train",

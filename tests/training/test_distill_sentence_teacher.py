@@ -24,6 +24,7 @@ def mean_squared(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(np.sum((np.asarray(a, np.float64) - np.asarray(b, np.float64)) ** 2, axis=-1)))
 
 
+@pytest.mark.slow  # a whole `kbert distill` of four epochs: about 25 s
 def test_a_sentence_transformers_teacher_distils(tmp_path):
     st = pytest.importorskip("sentence_transformers")
     teacher_dir = sentence_model_dir(tmp_path / "gte", "gte")
