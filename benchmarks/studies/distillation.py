@@ -7,6 +7,8 @@ Every run is a `kbert` process (`kbert finetune classify`, `kbert distill classi
 - "distilled": the student of layers 0, 2, 4 (`--student-layers 3`) on the same labelled rows at alpha 0.5, plus
   the next `--unlabelled` rows' sentences without their labels, which the teacher labels on the fly;
 - "distilled, labelled rows only": the same without the unlabelled texts (when `--variants` names it);
+- "distilled, + hidden and attention": "distilled" with TinyBERT's hidden-state and MiniLM's attention losses at
+  weight 1 each (`--hidden-weight 1 --attention-weight 1`, when `--variants` names it);
 - "labels only": the same student at alpha 0 on the labelled rows (fine-tuning the student without a teacher).
 
 Each student runs at every seed; the table shows each variant's mean ± std (min–max) of dev accuracy, its share
@@ -40,6 +42,8 @@ SST2 = DATA / "sst2"
 BASELINE = "labels only"
 VARIANTS = {"distilled": ["--alpha", "0.5", "--unlabelled", "{unlabelled}"],
             "distilled, labelled rows only": ["--alpha", "0.5"],
+            "distilled, + hidden and attention": ["--alpha", "0.5", "--unlabelled", "{unlabelled}",
+                                                  "--hidden-weight", "1", "--attention-weight", "1"],
             BASELINE: ["--alpha", "0"]}
 
 
