@@ -48,10 +48,7 @@ def refusal(source: ExportSource) -> str | None:
     why = getattr(tokenizer, "mediapipe_unsupported", None)
     if why:
         return f"no MediaPipe export with a {kind}: {why}"
-    if getattr(task, "default_prompt_name", None):
-        return (f"no MediaPipe export of a model with a default prompt ({task.default_prompt_name!r}): MediaPipe "
-                "tokenizes the text it is given, and its file cannot put the prompt in front")
-    return None
+    return task.mediapipe_refusal()
 
 
 def convert(source: ExportSource, quantize: str = "none", workdir: str | os.PathLike | None = None) -> bytes:

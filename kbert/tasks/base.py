@@ -251,6 +251,11 @@ class Task(TaskSettings):
         vector for `TextEmbedder`."""
         raise NotImplementedError(f"the {self.name} task has no MediaPipe output")
 
+    def mediapipe_refusal(self) -> str | None:
+        """Why this task's settings keep its model out of MediaPipe's file (said before anything is written),
+        beyond having no `mediapipe_task`; default: None."""
+        return None
+
     # -- the model directory ---------------------------------------------------------------------------
     def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,
                      sequence_length: int) -> None:

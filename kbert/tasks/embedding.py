@@ -183,6 +183,13 @@ class EmbeddingTask(EmbeddingSettings, Task):
         """`embedding` (batch, hidden): the model's sentence vector."""
         return {"embedding": outputs}
 
+    def mediapipe_refusal(self) -> str | None:
+        """A default prompt: MediaPipe tokenizes the text it is given, and its file cannot put the prompt first."""
+        if self.prompt_text():
+            return (f"no MediaPipe export of a model with a default prompt ({self.default_prompt_name!r}): "
+                    "MediaPipe tokenizes the text it is given, and its file cannot put the prompt in front")
+        return None
+
     # -- the model directory ---------------------------------------------------------------------------
     def write_extras(self, model: keras.Model, directory: str, tokenizer: BertTokenizer,
                      sequence_length: int) -> None:
