@@ -159,6 +159,10 @@ class Task(TaskSettings):
         """
         raise NotImplementedError(f"the {self.name} task has no distillation loss")
 
+    # How a teacher of this task is read: a function of the path that reads the task's model directories and the
+    # layout its models are published in (the embed task: sentence-transformers'); None: model directories only.
+    published_model_reader: ClassVar[Callable[[str | os.PathLike], keras.Model] | None] = None
+
     def unlabelled_examples(self, source: str | os.PathLike, limit: int | None = None) -> list[Example]:
         """Texts without labels, as training examples with placeholder labels, for distillation.
 

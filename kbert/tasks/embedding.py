@@ -177,6 +177,11 @@ class EmbeddingTask(EmbeddingSettings, Task):
             functions[PROMPT_SIGNATURE.format(name)] = embed(prompt)
         return functions
 
+    @staticmethod
+    def published_model_reader(path: str | os.PathLike) -> keras.Model:
+        """A kbert embed model directory or a sentence-transformers model as published (`load_sentence_encoder`)."""
+        return load_sentence_encoder(path)
+
     mediapipe_task: ClassVar[str | None] = "TextEmbedder"
 
     def mediapipe_output(self, inputs: dict[str, tf.Tensor], outputs: tf.Tensor) -> dict[str, tf.Tensor]:

@@ -21,7 +21,6 @@ import kbert.file_io as file_io
 from kbert.optim.defaults import create_optimizer
 from kbert.tasks import Task, load_model, save_model
 from kbert.tasks.base import TaskData
-from kbert.tasks.embedding import EmbeddingTask, load_sentence_encoder
 from kbert.tasks.registry import REGISTRY
 from kbert.text import BertPreprocessor
 from kbert.training.distill_config import NOT_DISTILLATION, DistillConfig
@@ -67,7 +66,7 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
     keras.utils.set_random_seed(training.seed)
     with run_setup(training.strategy, None, training.mixed_precision) as distribution:
         with distribution.scope():
-            teacher = load_teacher(config.teacher, task)
+            teacher = load_teacher(config.teacher, REGISTRY[task] if task else None)
             if task is not None and not isinstance(teacher.task, REGISTRY[task]):
                 raise ValueError(f"{config.teacher} holds a {teacher.task.name} model, not a {task} model")
             task_: Task = with_settings(teacher.task, settings)
@@ -116,12 +115,10 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
             "model_dir": str(training.out), "distillation": record}
 
 
-def load_teacher(path: str, task: str | None) -> keras.Model:
-    """The teacher model of `path`: a kbert model directory, or for the embed task a sentence-transformers
-    directory or name too (`load_sentence_encoder`), so that a published sentence model distils as it is."""
-    if task == EmbeddingTask.name:
-        return load_sentence_encoder(path)
-    return load_model(path, compile=False)
+def load_teacher(path: str, task: type[Task] | None) -> keras.Model:
+    """The teacher: a kbert model directory, or a model in a layout the task reads (`published_model_reader`)."""
+    reader = task.published_model_reader if task is not None else None
+    return reader(path) if reader is not None else load_model(path, compile=False)
 
 
 def mixed_batches(parts: list[tuple[TaskData, float]], batch_size: int, seed: int) -> tuple[tf.data.Dataset, int]:
