@@ -4,7 +4,8 @@
 task, builds the student (`kbert.training.student`), trains it with a `Distiller` (`model.fit`) on BERT's AdamW
 schedule, and writes an ordinary model directory (`kbert.save_model`: `kbert evaluate` and `kbert export` take
 it) with `metrics.json` and `history.json` as `kbert finetune` writes them, and `distillation.json`: the teacher
-and the distillation's settings. The teacher's outputs are computed in each training step and never written.
+and the distillation's settings. The teacher's outputs are computed in each training step and never written,
+unless `cache_teacher` names a directory for them (`kbert.training.teacher_cache`).
 Nothing here knows a task kind: the task does.
 """
 
@@ -29,6 +30,7 @@ from kbert.training.finetune import evaluate_validation, read_validation, with_s
 from kbert.training.finetune_config import FinetuneConfig
 from kbert.training.run_setup import run_setup
 from kbert.training.student import build_student
+from kbert.training.teacher_cache import cached_teacher_batches
 from kbert.training.worker_outputs import write_dir
 
 DISTILLATION_FILE = "distillation.json"
@@ -63,6 +65,9 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
         raise ValueError("nothing to train on: give training data (train) or unlabelled texts (unlabelled)")
     alpha = config.resolved_alpha(training.train is not None)
     check_distillation_settings(config.temperature, alpha, config.hidden_weight, config.attention_weight)
+    if config.cache_teacher and (config.hidden_weight > 0 or config.attention_weight > 0):
+        raise ValueError("cache_teacher keeps the teacher's outputs, not its layers: the hidden-state and attention "
+                         "losses (hidden_weight, attention_weight) need the teacher run in each step")
     keras.utils.set_random_seed(training.seed)
     with run_setup(training.strategy, None, training.mixed_precision) as distribution:
         with distribution.scope():
@@ -88,6 +93,9 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
                      for i, (examples, has_labels) in enumerate(((train_examples, True), (unlabelled, False)))
                      if examples]
             data, batches = mixed_batches(parts, training.batch_size, training.seed)
+            if config.cache_teacher:
+                data = cached_teacher_batches(data, batches, teacher, file_io.fspath(config.cache_teacher),
+                                              cache_key(config, training, task_, len(unlabelled)), training.seed)
             steps = batches * training.epochs
             distiller = Distiller(teacher, student, task_, temperature=config.temperature, alpha=alpha,
                                   hidden_weight=config.hidden_weight, attention_weight=config.attention_weight,
@@ -109,6 +117,7 @@ def distill(config: DistillConfig, training: FinetuneConfig, task: str | None = 
                   "attention_weight": config.attention_weight, "layer_map": distiller.layer_map,
                   "train": training.train,
                   "unlabelled": list(config.unlabelled or ()), "unlabelled_examples": len(unlabelled),
+                  "cache_teacher": file_io.fspath(config.cache_teacher) if config.cache_teacher else None,
                   "teacher_metrics": teacher_metrics}
         file_io.write_json(file_io.join(out, DISTILLATION_FILE), record)
     return {"metrics": metrics, "teacher_metrics": teacher_metrics, "train_batches": batches,
@@ -119,6 +128,18 @@ def load_teacher(path: str, task: type[Task] | None) -> keras.Model:
     """The teacher: a kbert model directory, or a model in a layout the task reads (`published_model_reader`)."""
     reader = task.published_model_reader if task is not None else None
     return reader(path) if reader is not None else load_model(path, compile=False)
+
+
+def cache_key(config: DistillConfig, training: FinetuneConfig, task: Task, unlabelled: int) -> dict[str, Any]:
+    """What the teacher's outputs on the training batches depend on: the teacher, the task's settings, the data and
+    how it is batched (`cached_teacher_batches` refuses a cache of another key)."""
+    return {"teacher": file_io.fspath(config.teacher), "task": task.info(),
+            "train": file_io.fspath(training.train) if training.train is not None else None,
+            "max_train_examples": training.max_train_examples,
+            "unlabelled": [file_io.fspath(source) for source in config.unlabelled or ()],
+            "unlabelled_examples": unlabelled, "sequence_length": training.sequence_length,
+            "batch_size": training.batch_size, "group_by_length": training.group_by_length, "seed": training.seed,
+            "mixed_precision": training.mixed_precision}
 
 
 def mixed_batches(parts: list[tuple[TaskData, float]], batch_size: int, seed: int) -> tuple[tf.data.Dataset, int]:

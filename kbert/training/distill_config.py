@@ -34,6 +34,9 @@ class DistillConfig:
         unlabelled: text files the teacher labels on the fly (read by the task's
             `unlabelled_examples`: a .txt file is one text a line for classify and embed; otherwise the
             task's own format, labels not read); the student learns the teacher's outputs alone on them.
+        cache_teacher: a directory for the teacher's outputs on the training batches
+            (`kbert.training.teacher_cache`): computed in one pass and read back every epoch, and by a later run
+            with the same teacher, data and batching; None: the teacher runs in every step, nothing is written.
     """
 
     teacher: str = dataclasses.field(metadata={"help": "the teacher's model directory (kbert finetune's output)"})
@@ -61,6 +64,11 @@ class DistillConfig:
     unlabelled: list[str] | None = dataclasses.field(default=None, metadata={
         "help": "files of texts without labels, labelled by the teacher on the fly (a .txt file: one text a "
                 "line, for classify and embed; else the task's own format, labels not read)"})
+    cache_teacher: str | None = dataclasses.field(default=None, metadata={
+        "help": "write the teacher's outputs on the training batches to this directory in one pass and train on "
+                "them (the teacher then runs once, not every epoch; each epoch reorders the first pass's batches); "
+                "a later run with the same teacher, data and batching reads them back (default: the teacher runs "
+                "in every step and nothing is written)"})
 
     def resolved_alpha(self, has_labels: bool) -> float:
         """`alpha`, or its default: 0.5 with labelled data, 1.0 without."""

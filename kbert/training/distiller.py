@@ -11,6 +11,7 @@ from kbert.tasks.base import Task
 from kbert.tasks.serving import MODEL_INPUTS
 from kbert.training.layer_losses import (attention_loss, check_layer_map, hidden_state_loss, last_blocks,
                                          uniform_layer_map)
+from kbert.training.teacher_cache import TEACHER_OUTPUTS
 
 
 class Distiller(keras.Model):
@@ -130,13 +131,21 @@ class Distiller(keras.Model):
         "attention_loss" when their weights are above 0 (float32 scalars).
 
         Args:
-            inputs: the batch's inputs (keys other than the model's are dropped).
+            inputs: the batch's inputs (keys other than the model's are dropped), and the teacher's outputs under
+                `TEACHER_OUTPUTS` where a cache holds them (`kbert.training.teacher_cache`): then the teacher is
+                not run.
             labels: the batch's labels (placeholders on an unlabelled batch).
             labelled: float (batch,) or scalar: 1.0 for a labelled batch, 0.0 for texts without labels.
             training: run the student in training mode (dropout).
         """
+        cached = inputs.get(TEACHER_OUTPUTS)
         inputs = {name: inputs[name] for name in MODEL_INPUTS}
-        if self.inner:
+        if cached is not None and self.inner:
+            raise ValueError("cached teacher outputs hold no layers: the hidden-state and attention losses need "
+                             "the teacher run in the step")
+        if cached is not None:
+            teacher_outputs, student_outputs = cached, self.student(inputs, training=training)
+        elif self.inner:
             teacher_inside = tf.nest.map_structure(tf.stop_gradient,
                                                    self._inside(self.teacher, self.teacher_head, inputs, False))
             student_inside = self._inside(self.student, self.student_head, inputs, training)
