@@ -30,7 +30,9 @@ class Distiller(keras.Model):
     A batch may come with a third element, `labelled`, one number per row (1.0 or 0.0, the same over a batch):
     a batch of 0s is texts without labels (`Task.unlabelled_examples`, with placeholder labels), on which the
     student learns from the teacher alone (loss = distillation loss). Batches of (inputs, labels) count as
-    labelled. `call` runs the student, so `predict` and `evaluate` see the student.
+    labelled. `call` runs the student, so `predict` and `evaluate` see the student. Where a batch's inputs carry
+    the teacher's outputs (`kbert.training.teacher_cache`, `kbert distill --cache-teacher`), the step takes them
+    and does not run the teacher.
 
     With `hidden_weight` or `attention_weight` above 0 the student also learns what happens inside the teacher,
     on every batch (`kbert.training.layer_losses`): the loss adds hidden_weight * TinyBERT's hidden-state loss
