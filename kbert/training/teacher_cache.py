@@ -14,6 +14,7 @@ a DIR that is not a teacher cache is never written over. A DIR never holds a hal
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import keras
@@ -46,6 +47,7 @@ def cached_teacher_batches(data: tf.data.Dataset, batches: int, teacher: keras.M
     Raises:
         ValueError: `directory` holds a cache of another key, or files that are not a teacher cache.
     """
+    key = json.loads(json.dumps(key))  # as the record reads back: tuples become lists
     record_path = file_io.join(directory, RECORD)
     if file_io.exists(record_path):
         written = file_io.read_json(record_path)["key"]
