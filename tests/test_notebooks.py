@@ -16,7 +16,7 @@ nbformat = pytest.importorskip("nbformat")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # Seconds one notebook may take with KBERT_NOTEBOOK_SMALL=1. Measured on 2 CPU cores shared with other
-# jobs: 02 ~3 min, 04 ~5 min, 05 ~11 min (mostly graph compilation of the MiniLM fine-tuning step), 07 4-7 min.
+# jobs: 01-06 20-60 s each, 07 2-3 min (mostly its five SavedModel and int8 TFLite exports).
 NOTEBOOK_TIMEOUT_S = int(os.environ.get("KBERT_NOTEBOOK_TIMEOUT", "900"))
 
 
