@@ -48,6 +48,7 @@ def cached_teacher_batches(data: tf.data.Dataset, batches: int, teacher: keras.M
         ValueError: `directory` holds a cache of another key, or files that are not a teacher cache.
     """
     key = json.loads(json.dumps(key))  # as the record reads back: tuples become lists
+    labelled = with_outputs(data, teacher)  # traced here; the teacher runs only if the batches are written below
     record_path = file_io.join(directory, RECORD)
     if file_io.exists(record_path):
         written = file_io.read_json(record_path)["key"]
@@ -61,9 +62,9 @@ def cached_teacher_batches(data: tf.data.Dataset, batches: int, teacher: keras.M
                          f"give --cache-teacher a new directory")
     else:
         with file_io.staged_directory(directory) as staged:
-            write_batches(with_outputs(data, teacher), file_io.join(staged, BATCHES))
+            write_batches(labelled, file_io.join(staged, BATCHES))
             file_io.write_json(file_io.join(staged, RECORD), {"key": key, "batches": batches})
-    cached = read_batches(file_io.join(directory, BATCHES), with_outputs(data, teacher).element_spec)
+    cached = read_batches(file_io.join(directory, BATCHES), labelled.element_spec)
     cached = cached.apply(tf.data.experimental.assert_cardinality(batches))
     return cached.shuffle(batches, seed=seed, reshuffle_each_iteration=True)
 
