@@ -1,24 +1,28 @@
-"""Distillation on SST-2: a 3-layer student of a fine-tuned all-MiniLM-L6-v2, against the same student trained
-on the labels alone, over paired seeds.
+"""Distillation on SST-2 (dev accuracy) or CoNLL-2003 (`--task conll`: dev entity F1): a 3-layer student of a
+fine-tuned all-MiniLM-L6-v2, against the same student trained on the labels alone, over paired seeds.
 
-Every run is a `kbert` process (`kbert finetune classify`, `kbert distill classify`), as a user would call it:
+Every run is a `kbert` process (`kbert finetune classify|tag`, `kbert distill classify|tag`), as a user would
+call it:
 
-- the teacher: all-MiniLM-L6-v2 fine-tuned on the first `--labelled` training rows (seed 0);
+- the teacher: all-MiniLM-L6-v2 fine-tuned on the first `--labelled` training rows (sentences for CoNLL; seed 0);
 - "distilled": the student of layers 0, 2, 4 (`--student-layers 3`) on the same labelled rows at alpha 0.5, plus
-  the next `--unlabelled` rows' sentences without their labels, which the teacher labels on the fly;
+  the next `--unlabelled` rows without their labels, which the teacher labels on the fly (SST-2's sentences as a
+  .txt file; CoNLL's as a CoNLL file whose tags `kbert distill tag --unlabelled` does not read);
 - "distilled, labelled rows only": the same without the unlabelled texts (when `--variants` names it);
 - "distilled, + hidden and attention": "distilled" with TinyBERT's hidden-state and MiniLM's attention losses at
   weight 1 each (`--hidden-weight 1 --attention-weight 1`, when `--variants` names it);
 - "labels only": the same student at alpha 0 on the labelled rows (fine-tuning the student without a teacher).
 
-Each student runs at every seed; the table shows each variant's mean ± std (min–max) of dev accuracy, its share
+Each student runs at every seed; the table shows each variant's mean ± std (min–max) of the dev score, its share
 of the teacher's, and the paired difference to "labels only" with its 95% t-interval over the seeds
 (`benchmarks.common.seed_spread.paired_interval`). Runs are saved to the JSON as they finish; `--resume` skips
 those already there (give `--work` too, so that the teacher is kept).
 
     python -m benchmarks.studies.distillation --labelled 4000 --unlabelled 8000 --epochs 2 --seeds 0 1 2 \
         --work /tmp/distill --json distill.json --resume
-Smoke test: `--labelled 64 --unlabelled 64 --dev-rows 64 --seeds 0 1 --epochs 1`.
+    python -m benchmarks.studies.distillation --task conll --labelled 5000 --unlabelled 9000 --epochs 2 \
+        --learning-rate 1e-4 --sequence-length 128 --seeds 0 1 2 --work /tmp/distill_conll --json conll.json
+Smoke test: `--labelled 64 --unlabelled 64 --dev-rows 64 --seeds 0 1 --epochs 1` (with or without `--task conll`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from benchmarks.common.report import host_line, load_average
 from benchmarks.common.seed_spread import paired_interval
 
 SST2 = DATA / "sst2"
+CONLL = DATA / "conll2003"
 BASELINE = "labels only"
 VARIANTS = {"distilled": ["--alpha", "0.5", "--unlabelled", "{unlabelled}"],
             "distilled, labelled rows only": ["--alpha", "0.5"],
@@ -47,9 +52,11 @@ VARIANTS = {"distilled": ["--alpha", "0.5", "--unlabelled", "{unlabelled}"],
             BASELINE: ["--alpha", "0"]}
 
 
-def write_splits(work: pathlib.Path, labelled: int, unlabelled: int) -> tuple[pathlib.Path, pathlib.Path]:
-    """The first `labelled` SST-2 training rows as a TSV, and the next `unlabelled` rows' sentences as a .txt
-    file (one text a line, no labels)."""
+def write_splits(task: str, work: pathlib.Path, labelled: int, unlabelled: int) -> tuple[pathlib.Path, pathlib.Path]:
+    """The first `labelled` training rows and the next `unlabelled` ones: SST-2's as a TSV and a .txt file of
+    sentences (one text a line, no labels); CoNLL-2003's sentences as two CoNLL files."""
+    if task == "conll":
+        return write_conll_splits(work, labelled, unlabelled)
     with open(SST2 / "train.tsv", encoding="utf-8", newline="") as source:
         rows = list(csv.DictReader(source, delimiter="\t", quoting=csv.QUOTE_NONE))
     if labelled + unlabelled > len(rows):
@@ -59,6 +66,19 @@ def write_splits(work: pathlib.Path, labelled: int, unlabelled: int) -> tuple[pa
                      encoding="utf-8")
     texts = work / "unlabelled.txt"
     texts.write_text("".join(r["sentence"].strip() + "\n" for r in rows[labelled:labelled + unlabelled]),
+                     encoding="utf-8")
+    return train, texts
+
+
+def write_conll_splits(work: pathlib.Path, labelled: int, unlabelled: int) -> tuple[pathlib.Path, pathlib.Path]:
+    """CoNLL-2003's training sentences (each its block of lines, `-DOCSTART-` dropped) split as `write_splits`."""
+    blocks = [block for block in (CONLL / "train.txt").read_text(encoding="utf-8").split("\n\n")
+              if block.strip() and not block.startswith("-DOCSTART-")]
+    if labelled + unlabelled > len(blocks):
+        raise ValueError(f"CoNLL-2003 has {len(blocks)} training sentences, fewer than {labelled} + {unlabelled}")
+    train, texts = work / "train.txt", work / "unlabelled.txt"
+    train.write_text("\n\n".join(b.strip("\n") for b in blocks[:labelled]) + "\n", encoding="utf-8")
+    texts.write_text("\n\n".join(b.strip("\n") for b in blocks[labelled:labelled + unlabelled]) + "\n",
                      encoding="utf-8")
     return train, texts
 
@@ -74,24 +94,34 @@ def run(command: list[str], log: pathlib.Path) -> float:
     return time.perf_counter() - began
 
 
+TASKS = {"sst2": ("classify", "accuracy", "dev accuracy"), "conll": ("tag", "f1", "dev entity F1")}
+
+
+def score(task: str, out: pathlib.Path) -> float:
+    """The run's dev score in points, from its metrics.json."""
+    return 100 * read_json(out / "metrics.json")[TASKS[task][1]]
+
+
 def common_flags(args: argparse.Namespace, train: pathlib.Path, seed: int) -> list[str]:
-    flags = ["--train", str(train), "--validation", str(SST2 / "dev.tsv"), "--text-column", "sentence",
-             "--label-column", "label", "--sequence-length", str(args.sequence_length), "--epochs", str(args.epochs),
+    data = (["--validation", str(CONLL / "valid.txt")] if args.task == "conll" else
+            ["--validation", str(SST2 / "dev.tsv"), "--text-column", "sentence", "--label-column", "label"])
+    flags = ["--train", str(train), *data, "--sequence-length", str(args.sequence_length), "--epochs", str(args.epochs),
              "--batch-size", str(args.batch_size), "--learning-rate", str(args.learning_rate), "--seed", str(seed)]
     return flags + (["--max-validation-examples", str(args.dev_rows)] if args.dev_rows else [])
 
 
 def run_all(args: argparse.Namespace, work: pathlib.Path, runs: list[dict[str, Any]], save) -> None:
     """The teacher once, then every variant at every seed, each saved at once."""
-    train, texts = write_splits(work, args.labelled, args.unlabelled)
+    train, texts = write_splits(args.task, work, args.labelled, args.unlabelled)
+    command = TASKS[args.task][0]
     done = {(r["variant"], r["seed"]) for r in runs}
     teacher = work / "teacher"
     if ("teacher", 0) not in done or not (teacher / "model.keras").exists():
-        seconds = run([*kbert_command(), "finetune", "classify", "--init", str(args.init),
+        seconds = run([*kbert_command(), "finetune", command, "--init", str(args.init),
                        *common_flags(args, train, 0), "--out", str(teacher)], work / "teacher.log")
         runs[:] = [r for r in runs if r["variant"] != "teacher"]
         runs.append({"variant": "teacher", "seed": 0, "seconds": seconds,
-                     "accuracy": 100 * read_json(teacher / "metrics.json")["accuracy"]})
+                     TASKS[args.task][1]: score(args.task, teacher)})
         save()
         done = {(r["variant"], r["seed"]) for r in runs}
     for seed in args.seeds:
@@ -100,23 +130,24 @@ def run_all(args: argparse.Namespace, work: pathlib.Path, runs: list[dict[str, A
                 continue
             out = work / f"{variant.replace(' ', '_').replace(',', '')}-{seed}"
             extra = [flag.format(unlabelled=texts) for flag in VARIANTS[variant]]
-            seconds = run([*kbert_command(), "distill", "classify", "--teacher", str(teacher),
+            seconds = run([*kbert_command(), "distill", command, "--teacher", str(teacher),
                            "--student-layers", str(args.student_layers), *extra, *common_flags(args, train, seed),
                            "--out", str(out)], work / f"{out.name}.log")
             runs.append({"variant": variant, "seed": seed, "seconds": seconds,
-                         "accuracy": 100 * read_json(out / "metrics.json")["accuracy"]})
+                         TASKS[args.task][1]: score(args.task, out)})
             save()
 
 
 def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
     """Markdown: the teacher, each variant's spread over seeds and its paired difference to labels only."""
-    teacher = next(r["accuracy"] for r in runs if r["variant"] == "teacher")
+    metric = TASKS[args.task][1]
+    teacher = next(r[metric] for r in runs if r["variant"] == "teacher")
     by_variant: dict[str, dict[int, float]] = {}
     for r in runs:
         if r["variant"] != "teacher":
-            by_variant.setdefault(r["variant"], {})[r["seed"]] = r["accuracy"]
-    lines = ["| model | seeds | dev accuracy, mean ± std (min–max) | of the teacher | minus labels only, mean "
-             "[95% interval] | minutes a run |", "|---|---:|---|---:|---|---:|",
+            by_variant.setdefault(r["variant"], {})[r["seed"]] = r[metric]
+    lines = [f"| model | seeds | {TASKS[args.task][2]}, mean ± std (min–max) | of the teacher | minus labels only, "
+             "mean [95% interval] | minutes a run |", "|---|---:|---|---:|---|---:|",
              f"| teacher (6 layers) | 1 | {teacher:.2f} | 100% | | "
              f"{next(r['seconds'] for r in runs if r['variant'] == 'teacher') / 60:.1f} |"]
     baseline = by_variant.get(BASELINE, {})
@@ -132,8 +163,9 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
         lines.append(f"| {variant} (3 layers) | {len(values)} | {statistics.fmean(values):.2f} ± {std:.2f} "
                      f"({min(values):.2f}–{max(values):.2f}) | {100 * statistics.fmean(values) / teacher:.1f}% | "
                      f"{difference} | {minutes:.1f} |")
-    setting = (f"SST-2: {args.labelled} labelled rows, {args.unlabelled} unlabelled, dev "
-               f"{args.dev_rows or 'all 872'}; sequence length {args.sequence_length}, {args.epochs} epoch(s), batch "
+    data = "SST-2" if args.task == "sst2" else "CoNLL-2003"
+    setting = (f"{data}: {args.labelled} labelled rows, {args.unlabelled} unlabelled, dev "
+               f"{args.dev_rows or 'all'}; sequence length {args.sequence_length}, {args.epochs} epoch(s), batch "
                f"{args.batch_size}, learning rate {args.learning_rate}.\nHost: {host_line()}; load average at the end "
                f"{load_average()}.")
     return setting + "\n\n" + "\n".join(lines)
@@ -141,6 +173,7 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=list(TASKS), default="sst2")
     parser.add_argument("--init", help="the teacher's pretrained checkpoint (default: all-MiniLM-L6-v2)")
     parser.add_argument("--labelled", type=int, default=4000, help="labelled training rows (the first ones)")
     parser.add_argument("--unlabelled", type=int, default=16000, help="the next rows' sentences, labels dropped")
@@ -165,8 +198,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    if not (SST2 / "train.tsv").exists():
-        sys.exit(f"SST-2 not found under {SST2} (see ../shared/data/README)")
+    data = CONLL / "train.txt" if args.task == "conll" else SST2 / "train.tsv"
+    if not data.exists():
+        sys.exit(f"{data} not found (see ../shared/data/README)")
     runs: list[dict[str, Any]] = read_json(args.json) if args.resume and args.json and args.json.exists() else []
 
     def save() -> None:

@@ -1,7 +1,7 @@
 """The phone record: for every family and task, whether `kbert export --tflite` (and `--mediapipe`) converts,
 the file sizes, LiteRT's batch-1 latency against the SavedModel's, and LiteRT's agreement with the SavedModel.
 
-    python -m benchmarks.studies.tflite_record [--texts 200] [--timed 50] [--repeats 3]
+    python -m benchmarks.studies.tflite_record [--texts 200] [--timed 50] [--repeats 3] [--flex-python PYTHON]
 
 Models: all-MiniLM-L6-v2's shape for each family (6 layers, width 384, 12 heads, feed-forward 1,536): BERT with
 its real weights and vocabulary; ALBERT and RoBERTa with random weights (no pretrained ones offline) and a
@@ -14,6 +14,13 @@ difference|; tag, every word's tag; QA, the answer's characters; embed, max |vec
 median over `--timed` texts of one text a call, best of `--repeats` passes, SavedModel and LiteRT interleaved
 (one interpreter thread a core, as `kbert predict` runs it). float32 SavedModels and TFLite files; the int8
 column is the dynamic-range file's size.
+
+RoBERTa (and ALBERT's tagging and QA) convert only with TensorFlow select ops (`--select-tf-ops`), which kbert's
+stack cannot run (LiteRT's Python package and TensorFlow since 2.19 ship without the Flex delegate). With
+`--flex-python PYTHON` (a Python whose TensorFlow, 2.18 or earlier, links it, with tensorflow-text of the same
+version for ALBERT's ops) such files are converted, and timed and compared there
+(`benchmarks.studies.flex_timing`): the same median and passes, but not interleaved with the SavedModel's, which
+is timed here just before.
 """
 
 from __future__ import annotations
@@ -118,7 +125,26 @@ def agreement(task: str, saved: list, lite: list) -> str:
     return f"{same}/{len(saved)} equal"
 
 
-def measure_one(source, task: str, inputs: dict, timed: int, repeats: int, work: pathlib.Path) -> dict:
+def flex_answers(python: str, path: pathlib.Path, task: str, inputs: dict, timed: int, repeats: int,
+                 work: pathlib.Path) -> tuple[list, float]:
+    """(each text's answer, one a call; the median seconds a call) of a select-ops file, run by `python`."""
+    import subprocess
+
+    request = {"file": str(path), "inputs": inputs, "timed": timed, "repeats": repeats, "threads": os.cpu_count(),
+               "out": str(work / "flex.npz")}
+    (work / "flex.json").write_text(json.dumps(request), encoding="utf-8")
+    subprocess.run([python, "-m", "benchmarks.studies.flex_timing", str(work / "flex.json")], check=True,
+                   cwd=pathlib.Path(__file__).resolve().parents[2], capture_output=True)
+    got = np.load(work / "flex.npz", allow_pickle=True)
+    lite = []
+    for i in range(len(next(iter(inputs.values())))):
+        outputs = {key.split("/")[0]: got[key] for key in got.files if key.endswith(f"/{i}")}
+        lite += answers(outputs, task, {k: v[i:i + 1] for k, v in inputs.items()})
+    return lite, float(got["median_seconds"])
+
+
+def measure_one(source, task: str, inputs: dict, timed: int, repeats: int, work: pathlib.Path,
+                flex_python: str | None = None) -> dict:
     import tensorflow as tf
 
     from kbert.export import export, tflite_convert
@@ -127,18 +153,35 @@ def measure_one(source, task: str, inputs: dict, timed: int, repeats: int, work:
 
     refused = mediapipe_refusal(source)
     row: dict = {"mediapipe": f"refused: {refused.split(' (')[0].split(':')[0]}" if refused else "converts"}
+    # Select ops only where LiteRT's built-ins cannot hold the tokenizer (RoBERTa; ALBERT's tagging and QA).
+    select = bool(flex_python) and bool(tflite_convert.refusal(source)) and not tflite_convert.refusal(source, True)
     try:
-        out = export(source, work / "1", tflite=True)
+        out = export(source, work / "1", tflite=True, select_tf_ops=select)
     except ValueError as refusal:
         row["tflite"] = str(refusal).split(":")[0].split(". ")[0]
         return row
-    row["tflite"] = "converts"
+    row["tflite"] = "converts with --select-tf-ops (Flex)" if select else "converts"
     signature = tf.saved_model.load(str(out)).signatures["serving_default"]
-    interpreter = tflite_lib.interpreter(str(out / "model.tflite"), num_threads=os.cpu_count())
     row["saved_mb"] = _dir_size(out) / 1e6
     row["tflite_mb"] = (out / "model.tflite").stat().st_size / 1e6
-    row["int8_mb"] = len(tflite_convert.convert(source, quantize="dynamic")) / 1e6
+    row["int8_mb"] = len(tflite_convert.convert(source, quantize="dynamic", select_tf_ops=select)) / 1e6
     saved = answers(signature(**{k: tf.constant(v) for k, v in inputs.items()}), task, inputs)
+    if select:  # the SavedModel timed here, then the file in the other Python
+        calls = [{k: tf.constant(v[i:i + 1]) for k, v in inputs.items()} for i in range(timed)]
+        signature(**calls[0])
+        best = float("inf")
+        for _ in range(repeats):
+            seconds = []
+            for call in calls:
+                began = time.perf_counter()
+                signature(**call)
+                seconds.append(time.perf_counter() - began)
+            best = min(best, float(np.median(seconds)))
+        lite, lite_seconds = flex_answers(flex_python, out / "model.tflite", task, inputs, timed, repeats, work)
+        row["agreement"] = agreement(task, saved, lite)
+        row["saved_ms"], row["lite_ms"] = 1000 * best, 1000 * lite_seconds
+        return row
+    interpreter = tflite_lib.interpreter(str(out / "model.tflite"), num_threads=os.cpu_count())
     lite = []
     for i in range(len(next(iter(inputs.values())))):
         one = {k: v[i:i + 1] for k, v in inputs.items()}
@@ -166,10 +209,11 @@ def table(rows: dict) -> str:
     lines = ["| family | task | --tflite | --mediapipe | SavedModel / TFLite / int8 MB | batch 1, ms: SavedModel / "
              "LiteRT (ratio) | LiteRT vs SavedModel |", "|---|---|---|---|---|---|---|"]
     for (family, task), r in rows.items():
-        if r["tflite"] != "converts":
+        if not r["tflite"].startswith("converts"):
             lines.append(f"| {family} | {task} | refused: {r['tflite']} | {r['mediapipe']} | | | |")
             continue
-        lines.append(f"| {family} | {task} | converts | {r['mediapipe']} | {r['saved_mb']:.1f} / {r['tflite_mb']:.1f}"
+        lines.append(f"| {family} | {task} | {r['tflite']} | {r['mediapipe']} | {r['saved_mb']:.1f} / "
+                     f"{r['tflite_mb']:.1f}"
                      f" / {r['int8_mb']:.1f} | {r['saved_ms']:.2f} / {r['lite_ms']:.2f} "
                      f"({r['saved_ms'] / r['lite_ms']:.2f}x) | {r['agreement']} |")
     return "\n".join(lines)
@@ -182,6 +226,9 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=200, help="held-out texts compared")
     parser.add_argument("--timed", type=int, default=50, help="texts timed one a call")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--flex-python", help="a Python whose TensorFlow links the Flex delegate (<= 2.18): convert "
+                                              "what LiteRT's built-ins cannot hold with --select-tf-ops and run "
+                                              "those files there")
     args = parser.parse_args()
     texts = sst2("dev")[:args.texts]
     questions, contexts = squad(args.texts)
@@ -194,7 +241,7 @@ def main() -> None:
                 inputs = {"question": questions, "context": contexts} if task == "qa" else {"text": texts}
                 source = task_source(task, encoder, tokenizer)
                 rows[family, task] = measure_one(source, task, inputs, min(args.timed, args.texts), args.repeats,
-                                                 work / family / task)
+                                                 work / family / task, args.flex_python)
                 print(family, task, rows[family, task], flush=True)
     print(f"\nHost: {host_line()}; load average at the end {load_average()}.\n")
     print(table(rows))

@@ -17,6 +17,8 @@ class ExportSettings:
         model_dir: str. A kbert model directory (task.json), an encoder checkpoint or a model name.
         out: str. The export directory to create.
         tflite: bool. Also write OUT/model.tflite.
+        select_tf_ops: bool. With --tflite, keep the tokenizer ops LiteRT's built-ins lack as TensorFlow select
+            ops (Flex): how RoBERTa's byte-level BPE, and ALBERT's tagging and QA, convert.
         mediapipe: bool. Also write OUT/model.mediapipe.tflite, for MediaPipe Tasks' TextClassifier or
             TextEmbedder.
         quantize: str. TFLite weights: "none", "dynamic" or "float16".
@@ -37,6 +39,13 @@ class ExportSettings:
     out: str = dataclasses.field(metadata={"help": "export directory to create"})
     tflite: bool = dataclasses.field(default=False, metadata={
         "switch": True, "help": "also write OUT/model.tflite (LiteRT)"})
+    select_tf_ops: bool = dataclasses.field(default=False, metadata={
+        "switch": True,
+        "help": "with --tflite: a tokenizer LiteRT's built-ins cannot run (RoBERTa's byte-level BPE; ALBERT's "
+                "SentencePiece with the offsets tagging and QA need) goes into model.tflite as TensorFlow select "
+                "ops; the file then runs only with the Flex delegate (Android's tensorflow-lite-select-tf-ops, "
+                "TensorFlow's tf.lite.Interpreter up to 2.18; ALBERT's also need tensorflow-text's kernels), not "
+                "in LiteRT's Python package, TensorFlow 2.19+ or MediaPipe"})
     mediapipe: bool = dataclasses.field(default=False, metadata={
         "switch": True,
         "help": "also write OUT/model.mediapipe.tflite for MediaPipe Tasks (TextClassifier for classify, "
@@ -78,10 +87,17 @@ def run(args: argparse.Namespace) -> int:
     precision, why = resolve_precision(settings.precision)
     out = export(settings.model_dir, settings.out, tflite=settings.tflite, quantize=settings.quantize,
                  sequence_length=settings.sequence_length, force=settings.force, precision=precision,
-                 mediapipe=settings.mediapipe)
+                 mediapipe=settings.mediapipe, select_tf_ops=settings.select_tf_ops)
     print(f"SavedModel ({precision}{'; ' + why if why else ''}) written to {out}")
     if settings.tflite:
-        print(f"TFLite (float32) written to {file_io.join(out, 'model.tflite')}")
+        path, ops = file_io.join(out, "model.tflite"), ""
+        if settings.select_tf_ops:
+            from kbert.export.tflite import flex_ops
+
+            flex = flex_ops(file_io.read_bytes(path))
+            ops = (f" with {len(flex)} TensorFlow select ops (it needs the Flex delegate)" if flex else
+                   " (no select op was needed: LiteRT runs it)")
+        print(f"TFLite (float32){ops} written to {path}")
     if settings.mediapipe:
         print(f"TFLite for MediaPipe Tasks written to {file_io.join(out, 'model.mediapipe.tflite')}")
     return 0

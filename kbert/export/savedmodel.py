@@ -46,7 +46,8 @@ TFLITE_FILE = "model.tflite"
 
 def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tflite: bool = False,
            quantize: str = "none", sequence_length: int | None = None, force: bool = False,
-           precision: str = "float32", mediapipe: bool = False, _before_rename=None) -> str | os.PathLike:
+           precision: str = "float32", mediapipe: bool = False, select_tf_ops: bool = False,
+           _before_rename=None) -> str | os.PathLike:
     """Writes the SavedModel (and optionally `model.tflite` inside it) atomically at `out`.
 
     Args:
@@ -65,6 +66,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
         mediapipe: also write `out/model.mediapipe.tflite` (float32, `quantize` as for TFLite), which
             MediaPipe's `TextClassifier` or `TextEmbedder` runs: WordPiece ids in, vocabulary and labels in
             its metadata (`kbert.export.mediapipe_convert`).
+        select_tf_ops: with `tflite`, a tokenizer that LiteRT's built-ins cannot run (RoBERTa's byte-level BPE;
+            ALBERT's SentencePiece where the task needs offsets) goes into `model.tflite` as TensorFlow select ops,
+            which need the Flex delegate where the file runs (`kbert.export.tflite_convert`).
 
     Returns:
         `out`, as given.
@@ -82,7 +86,9 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
     elif sequence_length:
         source = dataclasses.replace(source, sequence_length=int(sequence_length))
     given, out = out, file_io.fspath(out).rstrip("/")
-    refusal = (tflite_convert.refusal(source) if tflite else None) or (
+    if select_tf_ops and not tflite:
+        raise ValueError("select_tf_ops (--select-tf-ops) is for the TFLite file: give tflite=True (--tflite) too")
+    refusal = (tflite_convert.refusal(source, select_tf_ops) if tflite else None) or (
         mediapipe_convert.refusal(source) if mediapipe else None)
     if refusal:  # before anything is written
         raise ValueError(refusal)
@@ -97,7 +103,8 @@ def export(source: ExportSource | str | os.PathLike, out: str | os.PathLike, tfl
             float32 = _in_precision(source, "float32", tflite=False)
             workdir = file_io.join(tmp, ".tflite-savedmodel")
             file_io.write_bytes(file_io.join(tmp, TFLITE_FILE),
-                                tflite_convert.convert(float32, quantize=quantize, workdir=workdir))
+                                tflite_convert.convert(float32, quantize=quantize, workdir=workdir,
+                                                       select_tf_ops=select_tf_ops))
             file_io.rmtree(workdir)
         if mediapipe:
             float32 = _in_precision(source, "float32", tflite=False)

@@ -2,8 +2,10 @@
 
 The file (written by `kbert.export.tflite_convert`) needs TFLite built-ins and tensorflow-text's TFLite
 kernels only, so `ai_edge_litert`, which ships without the Flex delegate, runs it once those kernels are
-registered (`text_op_registerers`). The string outputs that slice the input text are not in the file
-(TFLite has no kernel for character substrings); the caller slices the text at the offsets.
+registered (`text_op_registerers`). A file converted with TensorFlow select ops (`--select-tf-ops`) needs the Flex
+delegate, which LiteRT's Python package lacks: `interpreter` refuses it, naming those ops (`flex_ops`). The string
+outputs that slice the input text are not in the file (TFLite has no kernel for character substrings); the caller
+slices the text at the offsets.
 
 Example:
 >>> interp = interpreter("export/models/sst2/1/model.tflite")  # doctest: +SKIP
@@ -25,25 +27,58 @@ import kbert.file_io as file_io
 
 
 def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | None = None):
-    """A LiteRT interpreter with tensorflow-text's TFLite ops registered."""
+    """A LiteRT interpreter with tensorflow-text's TFLite ops registered.
+
+    Raises:
+        FileNotFoundError: no file at the path.
+        ValueError: the file is not a TFLite model, or holds TensorFlow select ops (`flex_ops`), which this
+            runtime cannot run.
+    """
     from ai_edge_litert.interpreter import InterpreterWithCustomOps
 
-    registerers = text_op_registerers()
     if isinstance(path_or_bytes, bytes):
-        return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=path_or_bytes,
-                                        num_threads=num_threads)
-    path = file_io.fspath(path_or_bytes)
-    if file_io.is_local(path):
-        # LiteRT reads a local file itself, so `kbert predict model.tflite` loads no TensorFlow.
-        if not os.path.isfile(path):
+        content, name = path_or_bytes, "the TFLite model"
+    else:
+        name = path = file_io.fspath(path_or_bytes)
+        if file_io.is_local(path):
+            # Read with `open`, so `kbert predict model.tflite` loads no TensorFlow.
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"TFLite file not found: {path}")
+            with open(path, "rb") as handle:
+                content = handle.read()
+        elif not file_io.isfile(path):
             raise FileNotFoundError(f"TFLite file not found: {path}")
-        return InterpreterWithCustomOps(custom_op_registerers=registerers, model_path=path,
-                                        num_threads=num_threads)
-    if not file_io.isfile(path):
-        raise FileNotFoundError(f"TFLite file not found: {path}")
-    # A URL: read through gfile and handed over as bytes.
-    return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=file_io.read_bytes(path),
+        else:
+            content = file_io.read_bytes(path)
+    try:
+        flex = flex_ops(content)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+    if flex:
+        raise ValueError(f"{name} holds TensorFlow select ops ({', '.join(flex)}), which need the Flex delegate; "
+                         "LiteRT's Python package (and TensorFlow's since 2.19) ships without it. Run the file where "
+                         "it is linked: TensorFlow's tf.lite.Interpreter up to 2.18, or an Android app with "
+                         "org.tensorflow:tensorflow-lite-select-tf-ops")
+    return InterpreterWithCustomOps(custom_op_registerers=text_op_registerers(), model_content=content,
                                     num_threads=num_threads)
+
+
+def flex_ops(content: bytes) -> list[str]:
+    """The TensorFlow select ops of a `.tflite` file (its "Flex" custom ops, the prefix dropped), sorted; [] for
+    a file of TFLite built-ins and tensorflow-text kernels only.
+
+    Example:
+    >>> flex_ops(pathlib.Path("export/models/roberta/1/model.tflite").read_bytes())[:2]  # doctest: +SKIP
+    ['BitwiseAnd', 'DecodeRaw']
+    """
+    from ai_edge_litert import schema_py_generated as schema
+
+    try:
+        model = schema.Model.GetRootAsModel(content, 0)
+        codes = [model.OperatorCodes(i).CustomCode() for i in range(model.OperatorCodesLength())]
+    except Exception as error:  # flatbuffers raises what a short read gives (struct.error, IndexError, ...)
+        raise ValueError(f"not a TFLite model ({type(error).__name__}: {error})") from None
+    return sorted({code.decode()[len("Flex"):] for code in codes if code and code.startswith(b"Flex")})
 
 
 def text_op_registerers() -> list:

@@ -136,9 +136,9 @@ class TaggingTask(TaggingSettings, Task):
             # A word-start piece of white space alone ("Ġ" before "U.S.") starts the word that follows it: the
             # label sits there, as training puts it on a word's first piece. White space that no piece of the
             # text follows (at its end) starts no word.
-            followed = tf.pad((in_text & ~blank)[:, 1:], [[0, 0], [0, 1]])
+            followed = shifted(in_text & ~blank, -1)
             first = word_starts(x["word_ids"], in_text) & (~blank | followed)
-            first &= ~tf.pad((first & blank)[:, :-1], [[0, 0], [1, 0]])
+            first &= ~shifted(first & blank, 1)
             inside = (in_text & ~blank) | first
             label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
             w = words_from_tokens(first, inside, x["start_offsets"], x["end_offsets"], label_ids)
@@ -159,6 +159,15 @@ class TaggingTask(TaggingSettings, Task):
             return out
 
         return {"preprocess": named(inputs.pack, False), "serving_default": tag}
+
+
+def shifted(mask: tf.Tensor, by: int) -> tf.Tensor:
+    """A boolean `(batch, length)` mask moved `by` positions along its rows (right if positive), False shifted in.
+    Padded as int32: TFLite's PAD takes booleans only from its op version 5, which older runtimes (TensorFlow
+    2.18's, the last Python one with the Flex delegate) refuse."""
+    padding = [[0, 0], [by, 0]] if by > 0 else [[0, 0], [0, -by]]
+    moved = mask[:, :-by] if by > 0 else mask[:, -by:]
+    return tf.cast(tf.pad(tf.cast(moved, tf.int32), padding), tf.bool)
 
 
 def read_tagging(

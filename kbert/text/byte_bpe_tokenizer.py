@@ -62,7 +62,10 @@ class ByteLevelBpeTokenizer(TokenVocabulary, keras.layers.Layer):
     packing = "roberta"  # `<s> A </s></s> B </s>`, one segment id (see `BertPreprocessor`)
     # Why no TFLite file can hold this tokenizer (`kbert export --tflite` refuses with it).
     tflite_unsupported = ("byte-level BPE runs on regex and string ops that LiteRT has no kernels for (see "
-                          "docs/investigations/byte-level-bpe.md): export a SavedModel instead (without --tflite)")
+                          "docs/investigations/byte-level-bpe.md): export a SavedModel instead (without --tflite), "
+                          "or add --select-tf-ops for a file that needs the Flex delegate (TensorFlow select ops)")
+    # Its ops are all TensorFlow's own, so a TFLite file can hold them as select ops (`--select-tf-ops`).
+    tflite_select_ops = True
     # Why MediaPipe's text tasks cannot tokenize for it (`kbert export --mediapipe` refuses with it).
     mediapipe_unsupported = ("MediaPipe's text preprocessing tokenizes with WordPiece, SentencePiece or a regex "
                              "and has no byte-level BPE, and its BERT packing adds [CLS]/[SEP], not <s>/</s>")

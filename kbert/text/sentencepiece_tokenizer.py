@@ -84,7 +84,12 @@ class SentencePieceTokenizer(TokenVocabulary, keras.layers.Layer):
     # Why a TFLite export cannot hold an export that needs offsets (tagging, QA) with this tokenizer.
     tflite_offsets_unsupported = ("LiteRT's SentencePiece op (tensorflow-text's FastSentencepieceTokenize) gives "
                                   "ids without offsets, which this task's outputs need: export a SavedModel "
-                                  "instead (without --tflite)")
+                                  "instead (without --tflite), or add --select-tf-ops for a file whose "
+                                  "tensorflow-text ops need a Flex delegate that carries them")
+    # With `--select-tf-ops` the tokenizer itself (tensorflow-text's SentencepieceOp, with offsets) goes into the
+    # file as select ops; the stock Flex delegate lacks tensorflow-text's kernels (see tflite-record.md in
+    # docs/investigations).
+    tflite_select_ops = True
     in_tflite = False  # runs string ops that LiteRT lacks
     # Its twin that LiteRT runs ("module:class", built by `from_tokenizer`): the same ids, no offsets.
     tflite_twin = "kbert.text.tflite_sentencepiece_tokenizer:TFLiteSentencePieceTokenizer"

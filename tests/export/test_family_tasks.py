@@ -71,11 +71,13 @@ def test_roberta_classify_finetune_export_predict(tmp_path, roberta_init, capsys
     float32 = with_precision(model, "float32")  # as exported (training here may pick mixed bfloat16)
     want = tf.nn.softmax(float32(model.preprocessor(TEXTS), training=False)).numpy()
     np.testing.assert_allclose(got, want, atol=1e-5)
-    # No TFLite file can hold byte-level BPE: --tflite refuses, says why, and writes nothing.
+    # LiteRT's built-ins cannot hold byte-level BPE: --tflite refuses, says why and what converts it (select ops,
+    # tests/export/test_select_tf_ops.py), and writes nothing.
     refused = tmp_path / "export" / "2"
     capsys.readouterr()
     assert main(["export", str(out), "--out", str(refused), "--tflite"]) == 1
-    assert "LiteRT" in capsys.readouterr().err and not refused.parent.joinpath("2").exists()
+    error = capsys.readouterr().err
+    assert "LiteRT" in error and "--select-tf-ops" in error and not refused.parent.joinpath("2").exists()
     assert sorted(p.name for p in refused.parent.iterdir()) == ["1"]
     assert main(["predict", str(export), *TEXTS]) == 0
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
