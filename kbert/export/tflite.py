@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import importlib.machinery
 import importlib.util
+import mmap
 import os
 import sys
 from typing import Any
@@ -36,20 +37,35 @@ def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | Non
     """
     from ai_edge_litert.interpreter import InterpreterWithCustomOps
 
+    registerers = text_op_registerers()
     if isinstance(path_or_bytes, bytes):
-        content, name = path_or_bytes, "the TFLite model"
-    else:
-        name = path = file_io.fspath(path_or_bytes)
-        if file_io.is_local(path):
-            # Read with `open`, so `kbert predict model.tflite` loads no TensorFlow.
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"TFLite file not found: {path}")
-            with open(path, "rb") as handle:
-                content = handle.read()
-        elif not file_io.isfile(path):
+        _check_runnable(path_or_bytes, "the TFLite model")
+        return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=path_or_bytes,
+                                        num_threads=num_threads)
+    path = file_io.fspath(path_or_bytes)
+    if file_io.is_local(path):
+        # LiteRT reads a local file itself, so `kbert predict model.tflite` loads no TensorFlow; the check reads
+        # only the flatbuffer's op table, through a memory map.
+        if not os.path.isfile(path):
             raise FileNotFoundError(f"TFLite file not found: {path}")
-        else:
-            content = file_io.read_bytes(path)
+        with open(path, "rb") as handle:
+            if not os.fstat(handle.fileno()).st_size:
+                raise ValueError(f"{path}: not a TFLite model (an empty file)")
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as content:
+                _check_runnable(content, path)
+        return InterpreterWithCustomOps(custom_op_registerers=registerers, model_path=path,
+                                        num_threads=num_threads)
+    if not file_io.isfile(path):
+        raise FileNotFoundError(f"TFLite file not found: {path}")
+    # A URL: read through gfile and handed over as bytes.
+    content = file_io.read_bytes(path)
+    _check_runnable(content, path)
+    return InterpreterWithCustomOps(custom_op_registerers=registerers, model_content=content,
+                                    num_threads=num_threads)
+
+
+def _check_runnable(content, name: str) -> None:
+    """Raises a ValueError naming `name` if `content` is no TFLite model or needs the Flex delegate."""
     try:
         flex = flex_ops(content)
     except ValueError as error:
@@ -59,11 +75,9 @@ def interpreter(path_or_bytes: str | os.PathLike | bytes, num_threads: int | Non
                          "LiteRT's Python package (and TensorFlow's since 2.19) ships without it. Run the file where "
                          "it is linked: TensorFlow's tf.lite.Interpreter up to 2.18, or an Android app with "
                          "org.tensorflow:tensorflow-lite-select-tf-ops")
-    return InterpreterWithCustomOps(custom_op_registerers=text_op_registerers(), model_content=content,
-                                    num_threads=num_threads)
 
 
-def flex_ops(content: bytes) -> list[str]:
+def flex_ops(content: bytes | mmap.mmap) -> list[str]:
     """The TensorFlow select ops of a `.tflite` file (its "Flex" custom ops, the prefix dropped), sorted; [] for
     a file of TFLite built-ins and tensorflow-text kernels only.
 

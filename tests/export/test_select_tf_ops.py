@@ -115,6 +115,17 @@ def test_without_the_flag_roberta_is_refused_and_told_of_it(tmp_path):
         export(source, tmp_path / "out" / "1", select_tf_ops=True)
 
 
+@pytest.mark.parametrize("content", [b"", b"not a model", b"TFL3" * 3], ids=["empty", "text", "short"])
+def test_a_file_that_is_no_tflite_model_is_named(tmp_path, capsys, content):
+    path = tmp_path / "model.tflite"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a TFLite model"):
+        interpreter(path)
+    assert main(["predict", str(path), "a text"]) == 1
+    error = capsys.readouterr().err
+    assert str(path) in error and "not a TFLite model" in error and "Traceback" not in error
+
+
 @pytest.mark.slow  # eight SavedModels and their TFLite conversions: about 60 s
 def test_every_task_converts_with_select_ops(roberta_exports, capsys):
     for task, path in roberta_exports.items():
