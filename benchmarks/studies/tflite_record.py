@@ -166,20 +166,13 @@ def measure_one(source, task: str, inputs: dict, timed: int, repeats: int, work:
     row["tflite_mb"] = (out / "model.tflite").stat().st_size / 1e6
     row["int8_mb"] = len(tflite_convert.convert(source, quantize="dynamic", select_tf_ops=select)) / 1e6
     saved = answers(signature(**{k: tf.constant(v) for k, v in inputs.items()}), task, inputs)
+    saved_runner = lambda one: signature(**{k: tf.constant(v) for k, v in one.items()})  # noqa: E731
+    calls = [{k: v[i:i + 1] for k, v in inputs.items()} for i in range(timed)]
     if select:  # the SavedModel timed here, then the file in the other Python
-        calls = [{k: tf.constant(v[i:i + 1]) for k, v in inputs.items()} for i in range(timed)]
-        signature(**calls[0])
-        best = float("inf")
-        for _ in range(repeats):
-            seconds = []
-            for call in calls:
-                began = time.perf_counter()
-                signature(**call)
-                seconds.append(time.perf_counter() - began)
-            best = min(best, float(np.median(seconds)))
+        best = best_medians({"saved": saved_runner}, calls, repeats)
         lite, lite_seconds = flex_answers(flex_python, out / "model.tflite", task, inputs, timed, repeats, work)
         row["agreement"] = agreement(task, saved, lite)
-        row["saved_ms"], row["lite_ms"] = 1000 * best, 1000 * lite_seconds
+        row["saved_ms"], row["lite_ms"] = 1000 * best["saved"], 1000 * lite_seconds
         return row
     interpreter = tflite_lib.interpreter(str(out / "model.tflite"), num_threads=os.cpu_count())
     lite = []
@@ -187,12 +180,18 @@ def measure_one(source, task: str, inputs: dict, timed: int, repeats: int, work:
         one = {k: v[i:i + 1] for k, v in inputs.items()}
         lite += answers(tflite_lib.run(interpreter, one), task, one)
     row["agreement"] = agreement(task, saved, lite)
-    runners = {"saved": lambda one: signature(**{k: tf.constant(v) for k, v in one.items()}),
-               "lite": lambda one: tflite_lib.run(interpreter, one)}
-    calls = [{k: v[i:i + 1] for k, v in inputs.items()} for i in range(timed)]
+    best = best_medians({"saved": saved_runner, "lite": lambda one: tflite_lib.run(interpreter, one)}, calls,
+                        repeats)
+    row["saved_ms"], row["lite_ms"] = 1000 * best["saved"], 1000 * best["lite"]
+    return row
+
+
+def best_medians(runners: dict, calls: list, repeats: int) -> dict[str, float]:
+    """Each runner's median seconds a call over `calls`, best of `repeats` passes, the runners interleaved (one
+    warm-up call each first)."""
     best = {name: float("inf") for name in runners}
     for runner in runners.values():
-        runner(calls[0])  # warm-up
+        runner(calls[0])
     for _ in range(repeats):
         for name, runner in runners.items():
             seconds = []
@@ -201,8 +200,7 @@ def measure_one(source, task: str, inputs: dict, timed: int, repeats: int, work:
                 runner(call)
                 seconds.append(time.perf_counter() - began)
             best[name] = min(best[name], float(np.median(seconds)))
-    row["saved_ms"], row["lite_ms"] = 1000 * best["saved"], 1000 * best["lite"]
-    return row
+    return best
 
 
 def table(rows: dict) -> str:
